@@ -1,0 +1,3 @@
+from battlesheep.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,53 @@
+"""The ``battlesheep`` command. Each package adds its own subcommands.
+
+A module listed in ``COMMAND_MODULES`` exposes ``register(subparsers)``
+(top-level subcommands); one listed in ``BENCH_MODULES`` exposes
+``register_bench(subparsers)`` (targets of ``battlesheep bench``). Each
+subcommand sets ``func(args) -> int`` as its parser default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+COMMAND_MODULES = ["battlesheep.demo"]
+BENCH_MODULES = ["battlesheep.bench_engine"]
+
+
+def print_figures(figures: dict[str, float]) -> None:
+    """Benchmarks print one ``name=value`` line per figure."""
+    for name, value in figures.items():
+        text = str(int(value)) if float(value).is_integer() else f"{value:.4g}"
+        print(f"{name}={text}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="battlesheep", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    bench = sub.add_parser("bench", help="benchmarks: print name=value figures")
+    bench_sub = bench.add_subparsers(dest="target", required=True, metavar="TARGET")
+    for name in BENCH_MODULES:
+        importlib.import_module(name).register_bench(bench_sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    level = logging.DEBUG if getattr(args, "verbose", 0) else logging.INFO
+    logging.basicConfig(
+        level=level,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        filename=getattr(args, "log_file", None),
+    )
+    try:
+        result: int = args.func(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return result

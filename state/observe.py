@@ -1,0 +1,243 @@
+"""Observations from the server: validate them, explain them by moves, or rebuild.
+
+A player sees the board only when it is asked to move, so between two
+observations each other seat placed, moved, or made no move. ``ingest``
+replays those actions on the state in seat order (so each slide is checked on
+the board as it was when it was played) and reports them; when the change
+cannot be explained by legal actions it rebuilds the state from the
+observation and says so.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, NamedTuple
+
+from state.game import UNKNOWN, GameState
+from state.geometry import FREE, OBSTACLE, Geometry
+from state.settings import PLAYERS, GameSetting
+
+log = logging.getLogger(__name__)
+
+
+class ObservationError(ValueError):
+    """An observation that cannot be a board of this game (wrong size, values out of range)."""
+
+
+class Action(NamedTuple):
+    """What one seat did between two observations, as far as the board shows it."""
+
+    seat: int
+    kind: Literal["place", "move", "skip"]
+    cell: int = -1  # placement cell or the source stack of a move
+    dst: int = -1  # destination of a move
+    split: int = UNKNOWN  # sheep moved (UNKNOWN where hidden)
+
+
+@dataclass
+class IngestReport:
+    actions: list[Action] = field(default_factory=list)
+    new_cells: list[int] = field(default_factory=list)
+    resynced: bool = False
+    reason: str = ""
+
+
+def _flatten(geometry_size: int, board: Sequence[Sequence[int]], what: str) -> list[int]:
+    if len(board) != geometry_size or any(len(col) != geometry_size for col in board):
+        shape = f"{len(board)}x{len(board[0]) if len(board) else 0}"
+        raise ObservationError(f"{what} must be {geometry_size}x{geometry_size}, not {shape}")
+    return [v for col in board for v in col]
+
+
+def read_observation(
+    setting: GameSetting,
+    board: Sequence[Sequence[int]],
+    sheep: Sequence[Sequence[int]] | None,
+    viewer: int | None,
+    geometry: Geometry | None = None,
+) -> tuple[list[int], list[int]]:
+    """Owners and counts as flat lists, checked; hidden counts become ``UNKNOWN``.
+
+    In game 3 the counts of other seats' cells are masked for ``viewer``
+    whatever the server sent, as the course's client template does.
+    """
+    n = setting.size
+    owner = _flatten(n, board, "map")
+    counts = _flatten(n, sheep, "sheep") if sheep is not None else [0] * (n * n)
+    for i, (o, c) in enumerate(zip(owner, counts, strict=True)):
+        x, y = divmod(i, n)
+        if not OBSTACLE <= o <= 4:
+            raise ObservationError(f"map[{x}][{y}] = {o} is outside -1..4")
+        if geometry is not None and (o == OBSTACLE) == geometry.playable[i]:
+            raise ObservationError(
+                f"map[{x}][{y}] = {o} does not match the playing field of this game"
+            )
+        if c < 0 or c > 64:
+            raise ObservationError(f"sheep[{x}][{y}] = {c} is outside 0..64")
+        if o <= FREE and c != 0:
+            raise ObservationError(f"sheep[{x}][{y}] = {c} on a cell nobody owns")
+        hidden = setting.hidden_counts and viewer is not None and o != viewer
+        if o > FREE and sheep is not None and hidden:
+            counts[i] = UNKNOWN
+        elif o > FREE and sheep is not None and c == 0:
+            raise ObservationError(f"sheep[{x}][{y}] = 0 on a cell of seat {o}")
+        elif o > FREE and sheep is None:
+            counts[i] = UNKNOWN if hidden else setting.sheep
+    return owner, counts
+
+
+def state_from_observation(
+    setting: GameSetting,
+    board: Sequence[Sequence[int]],
+    sheep: Sequence[Sequence[int]] | None,
+    viewer: int | None = None,
+    to_move: int | None = None,
+) -> GameState:
+    """Rebuild a state from one observation (no history: regions grown cell by cell).
+
+    ``sheep`` may be None for the initial map, where every taken cell still
+    holds all of its seat's sheep.
+    """
+    owner, counts = read_observation(setting, board, sheep, viewer)
+    geometry = Geometry(setting.size, [o != OBSTACLE for o in owner])
+    state = GameState(setting, geometry)
+    seats_with_cells = {o for o in owner if o > FREE}
+    state.placed = 4 if seats_with_cells - {1, 2, 3} else max(seats_with_cells, default=0)
+    for cell, o in enumerate(owner):
+        if o > FREE:
+            state.owner[cell] = o
+            state.sheep[cell] = counts[cell]
+            state.stacks[o].append(cell)
+            state.regions.add(cell, o, state.owner)
+    if to_move is not None:
+        state.to_move = to_move
+    elif state.placing:
+        state.to_move = state.placed + 1
+    state.hash = state.hash_from_scratch()
+    return state
+
+
+def _explain_slide(
+    state: GameState, seat: int, pending: list[int], counts: Sequence[int]
+) -> tuple[int, int, int] | None:
+    """(source, destination, split) of a slide of ``seat`` onto one of its new cells."""
+    best: tuple[int, int, int] | None = None
+    sheep = state.sheep
+    for src, _direction, dst in state.slides(seat):
+        if dst not in pending:
+            continue
+        split = counts[dst]
+        if split == UNKNOWN or sheep[src] == UNKNOWN:
+            return src, dst, split
+        left = sheep[src] - split
+        if left == counts[src]:
+            return src, dst, split
+        if best is None and left >= max(1, counts[src]):
+            best = (src, dst, split)  # the source may have moved again since
+    return best
+
+
+def ingest(
+    state: GameState,
+    board: Sequence[Sequence[int]],
+    sheep: Sequence[Sequence[int]] | None,
+    viewer: int,
+) -> IngestReport:
+    """Bring ``state`` (as of the viewer's previous turn) up to the observation, in place.
+
+    On return it is ``viewer``'s turn and the undo history is empty.
+    """
+    owner_obs, counts = read_observation(state.setting, board, sheep, viewer, state.geometry)
+    while state.ply:
+        state.undo()
+    report = IngestReport()
+    pending: dict[int, list[int]] = {p: [] for p in PLAYERS}
+    for cell in state.geometry.cells:
+        before, now = state.owner[cell], owner_obs[cell]
+        if before == now:
+            continue
+        if before != FREE:
+            x, y = state.geometry.xy(cell)
+            return _resync(
+                state,
+                board,
+                sheep,
+                viewer,
+                report,
+                f"cell ({x}, {y}) changed owner from seat {before} to {now}",
+            )
+        pending[now].append(cell)
+        report.new_cells.append(cell)
+
+    # Each step explains one new cell or skips one seat; more steps than this
+    # means the change is no sequence of legal actions.
+    for _ in range(5 * (len(report.new_cells) + 1)):
+        if not any(pending.values()):
+            break
+        p = state.to_move
+        mine = pending[p]
+        if state.placing:
+            border = [c for c in mine if c in state.geometry.border_set]
+            if not border:
+                return _resync(state, board, sheep, viewer, report, f"seat {p} placed no sheep")
+            cell = max(border, key=lambda c: counts[c])
+            state.place(cell)
+            state.sheep[cell] = counts[cell] if counts[cell] == UNKNOWN else state.setting.sheep
+            state.hash = state.hash_from_scratch()
+            mine.remove(cell)
+            report.actions.append(Action(p, "place", cell))
+        elif not mine:
+            state.skip_turn()
+            report.actions.append(Action(p, "skip"))
+        else:
+            found = _explain_slide(state, p, mine, counts)
+            if found is None:
+                return _resync(
+                    state,
+                    board,
+                    sheep,
+                    viewer,
+                    report,
+                    f"no slide of seat {p} explains its new cell",
+                )
+            src, dst, split = found
+            state.slide(src, dst, split)
+            mine.remove(dst)
+            report.actions.append(Action(p, "move", src, dst, split))
+    else:
+        return _resync(state, board, sheep, viewer, report, "more new cells than turns could make")
+
+    if not state.placing:
+        while state.to_move != viewer:
+            report.actions.append(Action(state.to_move, "skip"))
+            state.skip_turn()
+    if state.sheep != counts:
+        return _resync(
+            state,
+            board,
+            sheep,
+            viewer,
+            report,
+            "sheep counts differ from the moves that explain the new cells",
+        )
+    state.to_move = viewer
+    state.hash = state.hash_from_scratch()
+    state.clear_history()
+    return report
+
+
+def _resync(
+    state: GameState,
+    board: Sequence[Sequence[int]],
+    sheep: Sequence[Sequence[int]] | None,
+    viewer: int,
+    report: IngestReport,
+    reason: str,
+) -> IngestReport:
+    log.warning("resynchronising seat %s from the board: %s", viewer, reason)
+    state.assign(state_from_observation(state.setting, board, sheep, viewer, to_move=viewer))
+    report.resynced = True
+    report.reason = reason
+    return report

@@ -1,0 +1,27 @@
+"""Helpers shared by tests: the course's figure vectors and text boards."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+VECTORS = Path(__file__).parent / "vectors"
+SHARED_VECTORS = Path(__file__).resolve().parents[2] / "shared" / "vectors"
+
+OWNER_CHARS = {"#": -1, ".": 0, "O": 1, "G": 2, "P": 3, "B": 4, "Y": 0, "W": 0}
+
+
+def read_vector(name: str) -> tuple[list[str], list[str]]:
+    """(comment lines, board rows) of a vector file; row = y, character = x."""
+    comments, rows = [], []
+    for line in (VECTORS / name).read_text().splitlines():
+        if line.startswith(";"):
+            comments.append(line[1:].strip())
+        elif line.strip():
+            rows.append(line.strip())
+    return comments, rows
+
+
+def rows_to_map(rows: list[str]) -> list[list[int]]:
+    """Text rows (row = y, column = x) to the wire layout ``map[x][y]``."""
+    n = len(rows)
+    return [[OWNER_CHARS[rows[y][x]] for y in range(n)] for x in range(n)]
