@@ -1,0 +1,105 @@
+"""The strategy interface: anytime choices under a deadline.
+
+A strategy reads and searches a ``GameState`` it is given (the caller's copy:
+it may apply and undo on it freely) and posts its best choice so far to the
+``Budget`` as it goes, so the caller can send that choice at the deadline even
+if the search has not returned. It never sleeps, never touches a socket, and
+its only contact with time is the budget.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from state.game import GameState, Move
+from state.settings import GameSetting
+
+
+class StrategyParams(BaseModel):
+    """Base of every strategy's parameters: unknown keys are an error."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    seed: int | None = None
+
+
+class ParameterError(ValueError):
+    """A parameter name or value a strategy does not accept."""
+
+
+class Budget:
+    """The time a choice may take, and the place to post the best choice so far.
+
+    ``expired()`` is cheap enough to call every few hundred nodes. ``stop()``
+    (from another thread) makes it expire at once.
+    """
+
+    __slots__ = ("_stop", "best_move", "best_placement", "deadline", "info", "started")
+
+    def __init__(self, deadline: float) -> None:
+        self.started = time.monotonic()
+        self.deadline = deadline
+        self._stop = threading.Event()
+        self.best_move: Move | None = None
+        self.best_placement: int | None = None
+        # Search figures of this choice (iterations, nodes, depth...), for logs.
+        self.info: dict[str, float] = {}
+
+    @classmethod
+    def seconds(cls, seconds: float) -> Budget:
+        return cls(time.monotonic() + seconds)
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def expired(self) -> bool:
+        return self._stop.is_set() or time.monotonic() >= self.deadline
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def offer_move(self, move: Move | None) -> None:
+        self.best_move = move
+
+    def offer_placement(self, cell: int) -> None:
+        self.best_placement = cell
+
+
+class Strategy(ABC):
+    """Base of all strategies. ``name`` is what ``--strategy`` and match seats use."""
+
+    name: ClassVar[str]
+    Params: ClassVar[type[StrategyParams]] = StrategyParams
+
+    def __init__(self, params: Mapping[str, Any] | None = None) -> None:
+        try:
+            self.params = self.Params(**(params or {}))
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'params'}: {err['msg']}"
+                for err in exc.errors()
+            )
+            raise ParameterError(f"strategy {self.name!r}: {problems}") from None
+        self.rng = random.Random(self.params.seed)
+        self.setting: GameSetting | None = None
+        self.seat = 0
+
+    def new_game(self, setting: GameSetting, seat: int) -> None:
+        """Forget everything learned in an earlier game."""
+        self.setting = setting
+        self.seat = seat
+
+    @abstractmethod
+    def place(self, state: GameState, budget: Budget) -> int:
+        """The border cell to put all sheep on (``state.to_move`` is this seat)."""
+
+    @abstractmethod
+    def move(self, state: GameState, budget: Budget) -> Move | None:
+        """The move to play, or None when there is no legal move."""

@@ -1,0 +1,38 @@
+"""Strategies by name, as ``--strategy NAME`` and match seats ``NAME:key=value`` use them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from strategies.base import ParameterError, Strategy
+from strategies.baselines import GreedyStrategy, RandomStrategy
+
+STRATEGIES: dict[str, type[Strategy]] = {cls.name: cls for cls in (RandomStrategy, GreedyStrategy)}
+DEFAULT_STRATEGY = "greedy"
+
+
+def make_strategy(name: str, params: Mapping[str, Any] | None = None) -> Strategy:
+    try:
+        cls = STRATEGIES[name]
+    except KeyError:
+        known = ", ".join(sorted(STRATEGIES))
+        raise ParameterError(f"unknown strategy {name!r}; known: {known}") from None
+    return cls(params)
+
+
+def parse_params(pairs: list[str]) -> dict[str, str]:
+    """``["key=value", ...]`` from the command line; values are validated by the strategy."""
+    params: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ParameterError(f"parameter {pair!r} is not of the form key=value")
+        params[key.strip()] = value.strip()
+    return params
+
+
+def parse_seat(spec: str) -> tuple[str, dict[str, str]]:
+    """``"name:key=value:key=value"`` -> (name, params). Used by match seats."""
+    name, *pairs = spec.split(":")
+    return name.strip(), parse_params([p for p in pairs if p])
