@@ -8,6 +8,7 @@ counts, stacks, regions, scores, hash, turn). Search uses make/unmake; a
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -39,6 +40,7 @@ class IllegalMoveError(ValueError):
     """A move, placement or pass that the rules do not allow in this state."""
 
 
+@functools.cache
 def _zobrist_keys(cells: int) -> tuple[list[int], list[int], list[int]]:
     rng = random.Random(0x5EE9)  # fixed: hashes must agree across processes and runs
     cell_keys = [rng.getrandbits(64) for _ in range(cells * 5 * _KEY_STRIDE)]

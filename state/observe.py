@@ -34,6 +34,10 @@ class Action(NamedTuple):
     cell: int = -1  # placement cell or the source stack of a move
     dst: int = -1  # destination of a move
     split: int = UNKNOWN  # sheep moved (UNKNOWN where hidden)
+    # A move: every stack whose slide ends on ``dst`` (with hidden counts the
+    # board alone may not tell which one moved). A skip: the seat's stacks that
+    # had an open direction, which all hold one sheep if the seat had no move.
+    cells: tuple[int, ...] = ()
 
 
 @dataclass
@@ -121,22 +125,36 @@ def state_from_observation(
 
 def _explain_slide(
     state: GameState, seat: int, pending: list[int], counts: Sequence[int]
-) -> tuple[int, int, int] | None:
-    """(source, destination, split) of a slide of ``seat`` onto one of its new cells."""
+) -> tuple[int, int, int, tuple[int, ...]] | None:
+    """(source, destination, split, all candidate sources) of a slide of ``seat``
+    onto one of its new cells."""
     best: tuple[int, int, int] | None = None
     sheep = state.sheep
-    for src, _direction, dst in state.slides(seat):
+    slides = state.slides(seat)
+    for src, _direction, dst in slides:
         if dst not in pending:
             continue
         split = counts[dst]
-        if split == UNKNOWN or sheep[src] == UNKNOWN:
-            return src, dst, split
-        left = sheep[src] - split
-        if left == counts[src]:
-            return src, dst, split
-        if best is None and left >= max(1, counts[src]):
+        if split == UNKNOWN or sheep[src] == UNKNOWN or sheep[src] - split == counts[src]:
+            best = (src, dst, split)
+            break
+        if best is None and sheep[src] - split >= max(1, counts[src]):
             best = (src, dst, split)  # the source may have moved again since
-    return best
+    if best is None:
+        return None
+    sources = tuple(src for src, _d, dst in slides if dst == best[1])
+    return (*best, sources)
+
+
+def open_stacks(state: GameState, seat: int) -> tuple[int, ...]:
+    """The seat's stacks that are not known to hold one sheep and have a free neighbour
+    in some direction."""
+    owner, sheep, rays = state.owner, state.sheep, state.geometry.rays
+    return tuple(
+        cell
+        for cell in state.stacks[seat]
+        if sheep[cell] != 1 and any(ray and owner[ray[0]] == FREE for ray in rays[cell])
+    )
 
 
 def ingest(
@@ -189,8 +207,8 @@ def ingest(
             mine.remove(cell)
             report.actions.append(Action(p, "place", cell))
         elif not mine:
+            report.actions.append(Action(p, "skip", cells=open_stacks(state, p)))
             state.skip_turn()
-            report.actions.append(Action(p, "skip"))
         else:
             found = _explain_slide(state, p, mine, counts)
             if found is None:
@@ -202,16 +220,18 @@ def ingest(
                     report,
                     f"no slide of seat {p} explains its new cell",
                 )
-            src, dst, split = found
+            src, dst, split, sources = found
             state.slide(src, dst, split)
             mine.remove(dst)
-            report.actions.append(Action(p, "move", src, dst, split))
+            report.actions.append(Action(p, "move", src, dst, split, sources))
     else:
         return _resync(state, board, sheep, viewer, report, "more new cells than turns could make")
 
     if not state.placing:
         while state.to_move != viewer:
-            report.actions.append(Action(state.to_move, "skip"))
+            report.actions.append(
+                Action(state.to_move, "skip", cells=open_stacks(state, state.to_move))
+            )
             state.skip_turn()
     if state.sheep != counts:
         return _resync(

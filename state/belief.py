@@ -1,0 +1,239 @@
+"""What a game-3 player can know about the sheep counts it is not shown.
+
+Every stack of another seat descends from its placement cell by splits: the
+placement holds all of the seat's sheep, and each of its moves took ``m`` sheep
+off one stack onto a new cell. So the hidden counts are fixed by the unknown
+split sizes of the seat's moves, and the facts of the game constrain them:
+
+- every stack keeps at least one sheep, and a seat's stacks sum to its total
+  (both hold by construction of the split tree);
+- a move's source held at least two sheep and lost exactly what the new cell
+  holds (also by construction);
+- a seat that made no move while some of its stacks had an open direction had
+  no legal move, so those stacks held exactly one sheep. A seat that was late
+  or illegal also adds no cell, so this is strong evidence, not certainty: a
+  stack holding more than one is ``timeout_odds`` times less likely.
+
+With a prior over split sizes (uniform, or learned from recorded games) the
+posterior over each seat's split tree is computed exactly by one pass of
+dynamic programming up the tree (``f`` below), and exact joint samples are
+drawn by walking down it. Where the constraints decide a count, every sample
+agrees on it.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from state.game import UNKNOWN, GameState
+from state.observe import Action
+from state.settings import PLAYERS, GameSetting
+
+
+class SplitPrior:
+    """P(split = m | the stack holds n), for 2 <= n <= max_count."""
+
+    def __init__(self, table: list[list[float]]) -> None:
+        self.table = table
+        self.max_count = len(table) - 1
+
+    @classmethod
+    def uniform(cls, max_count: int) -> SplitPrior:
+        table = [[0.0] * (max_count + 1) for _ in range(max_count + 1)]
+        for n in range(2, max_count + 1):
+            for m in range(1, n):
+                table[n][m] = 1.0 / (n - 1)
+        return cls(table)
+
+    @classmethod
+    def fit(
+        cls, observed: Iterable[tuple[int, int]], max_count: int, pseudo: float = 0.5
+    ) -> SplitPrior:
+        """Learn from observed (stack size, split) pairs, smoothed towards uniform.
+
+        Data are thin per stack size, so counts are pooled by the split's
+        fraction of the stack (ten bins) and shared across sizes.
+        """
+        bins = [pseudo] * 10
+        for n, m in observed:
+            if 1 <= m < n:
+                bins[min(9, int(10 * (m - 0.5) / (n - 1)))] += 1.0
+        table = [[0.0] * (max_count + 1) for _ in range(max_count + 1)]
+        for n in range(2, max_count + 1):
+            weights = [bins[min(9, int(10 * (m - 0.5) / (n - 1)))] for m in range(1, n)]
+            total = sum(weights)
+            for m, w in enumerate(weights, start=1):
+                table[n][m] = w / total
+        return cls(table)
+
+
+@dataclass
+class _Node:
+    cell: int
+    # In time order: a child node index (a split that made that stack) or -1
+    # (the evidence that this stack then held exactly one sheep).
+    events: list[int] = field(default_factory=list)
+    # f[j][r]: probability of all evidence from event j on (this stack's later
+    # events and the subtrees they create) given r sheep before event j.
+    f: list[list[float]] = field(default_factory=list)
+
+
+class SeatBelief:
+    """The split tree of one other seat and the posterior over its counts."""
+
+    def __init__(self, total: int, prior: SplitPrior, timeout_odds: float) -> None:
+        self.total = total
+        self.prior = prior
+        self.timeout_odds = timeout_odds
+        self.nodes: list[_Node] = []
+        self.node_of: dict[int, int] = {}
+        self._solved = False
+
+    def place(self, cell: int) -> None:
+        self._add_node(cell)
+
+    def _add_node(self, cell: int) -> int:
+        self.node_of[cell] = len(self.nodes)
+        self.nodes.append(_Node(cell))
+        self._solved = False
+        return self.node_of[cell]
+
+    def move(self, sources: Iterable[int], dst: int) -> int:
+        """Record a move onto ``dst`` from one of ``sources``; returns the source chosen.
+
+        When the board cannot tell which stack moved, the one most likely to
+        hold two or more sheep is taken.
+        """
+        candidates = [c for c in sources if c in self.node_of]
+        if not candidates:
+            raise ValueError(f"no known stack can be the source of the move onto cell {dst}")
+        if len(candidates) > 1:
+            mean = self.means()
+            candidates.sort(key=lambda c: -mean[c])
+        src = candidates[0]
+        child = self._add_node(dst)
+        self.nodes[self.node_of[src]].events.append(child)
+        return src
+
+    def holds_one(self, cells: Iterable[int]) -> None:
+        for cell in cells:
+            if cell in self.node_of:
+                self.nodes[self.node_of[cell]].events.append(-1)
+        self._solved = False
+
+    def _solve(self) -> None:
+        total, table, odds = self.total, self.prior.table, self.timeout_odds
+        # Children are created after their parents: solve leaves first.
+        for node in reversed(self.nodes):
+            nxt = [1.0 if r >= 1 else 0.0 for r in range(total + 1)]
+            f = [nxt]
+            for event in reversed(node.events):
+                if event < 0:
+                    cur = [v * (1.0 if r == 1 else odds) for r, v in enumerate(nxt)]
+                else:
+                    child_e = self.nodes[event].f[0]
+                    cur = [0.0] * (total + 1)
+                    for r in range(2, total + 1):
+                        row = table[r]
+                        cur[r] = sum(row[m] * child_e[m] * nxt[r - m] for m in range(1, r))
+                f.append(cur)
+                nxt = cur
+            f.reverse()
+            node.f = f
+        self._solved = True
+
+    def sample(self, rng: random.Random) -> dict[int, int]:
+        """One joint draw of every stack's count from the exact posterior."""
+        if not self._solved:
+            self._solve()
+        if not self.nodes:
+            return {}
+        counts: dict[int, int] = {}
+        start = [0] * len(self.nodes)
+        start[0] = self.total
+        table = self.prior.table
+        for index, node in enumerate(self.nodes):
+            r = start[index]
+            for j, event in enumerate(node.events):
+                if event < 0:
+                    continue
+                child_e = self.nodes[event].f[0]
+                after = node.f[j + 1]
+                weights = [table[r][m] * child_e[m] * after[r - m] for m in range(1, r)]
+                # Where the evidence contradicts the model, keep a legal count.
+                possible = sum(weights) > 0.0
+                m = rng.choices(range(1, r), weights)[0] if possible else max(1, r // 2)
+                start[event] = m
+                r -= m
+            counts[node.cell] = max(1, r)
+        return counts
+
+    def means(self, samples: int = 64, seed: int = 0) -> dict[int, float]:
+        rng = random.Random(seed)
+        sums = dict.fromkeys(self.node_of, 0.0)
+        for _ in range(samples):
+            for cell, c in self.sample(rng).items():
+                sums[cell] += c
+        return {cell: s / samples for cell, s in sums.items()}
+
+
+class Belief:
+    """Beliefs about every other seat's hidden counts, fed by ingest reports."""
+
+    def __init__(
+        self,
+        setting: GameSetting,
+        viewer: int,
+        prior: SplitPrior | None = None,
+        timeout_odds: float = 0.05,
+    ) -> None:
+        self.setting = setting
+        self.viewer = viewer
+        prior = prior or SplitPrior.uniform(setting.sheep)
+        self.seats = {
+            p: SeatBelief(setting.sheep, prior, timeout_odds) for p in PLAYERS if p != viewer
+        }
+
+    def update(self, actions: Iterable[Action]) -> None:
+        for action in actions:
+            seat = self.seats.get(action.seat)
+            if seat is None:
+                continue
+            if action.kind == "place":
+                seat.place(action.cell)
+            elif action.kind == "move":
+                seat.move(action.cells or (action.cell,), action.dst)
+            else:
+                seat.holds_one(action.cells)
+
+    def sample(self, rng: random.Random) -> dict[int, int]:
+        counts: dict[int, int] = {}
+        for seat in self.seats.values():
+            counts.update(seat.sample(rng))
+        return counts
+
+    def means(self, samples: int = 64) -> dict[int, float]:
+        out: dict[int, float] = {}
+        for seat in self.seats.values():
+            out.update(seat.means(samples))
+        return out
+
+    def determinize(self, state: GameState, rng: random.Random) -> GameState:
+        """A copy of ``state`` with every hidden count drawn from the posterior."""
+        world = state.copy()
+        drawn = self.sample(rng)
+        for cell, count in drawn.items():
+            if world.sheep[cell] == UNKNOWN:
+                world.sheep[cell] = count
+        for cell, count in enumerate(world.sheep):
+            if count == UNKNOWN:  # a stack the belief never saw made (a resync)
+                world.sheep[cell] = uniform_guess(world, world.owner[cell])
+        world.hash = world.hash_from_scratch()
+        return world
+
+
+def uniform_guess(state: GameState, seat: int) -> int:
+    """The published reference's guess: the seat's total over its number of stacks."""
+    return max(1, state.setting.sheep // max(1, len(state.stacks[seat])))

@@ -1,0 +1,157 @@
+"""Belief over hidden counts (game 3): forced counts are exact, samples obey every rule."""
+
+from __future__ import annotations
+
+import random
+import statistics
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from state.belief import Belief, SeatBelief, SplitPrior
+from state.boardgen import random_geometry
+from state.game import UNKNOWN, GameState
+from state.observe import Action, ingest, state_from_observation
+from state.settings import SETTINGS
+
+
+def draws(seat: SeatBelief, n: int = 200) -> list[dict[int, int]]:
+    rng = random.Random(1)
+    return [seat.sample(rng) for _ in range(n)]
+
+
+def test_one_stack_holds_the_total() -> None:
+    seat = SeatBelief(16, SplitPrior.uniform(16), timeout_odds=0.05)
+    seat.place(10)
+    assert all(d == {10: 16} for d in draws(seat, 20))
+
+
+def test_a_pass_with_an_open_stack_forces_it_to_one() -> None:
+    seat = SeatBelief(16, SplitPrior.uniform(16), timeout_odds=0.0)
+    seat.place(10)
+    seat.move([10], 20)
+    seat.holds_one([10])  # only the first stack had an open direction
+    assert all(d == {10: 1, 20: 15} for d in draws(seat))
+
+
+def test_pass_evidence_is_strong_but_not_certain() -> None:
+    seat = SeatBelief(16, SplitPrior.uniform(16), timeout_odds=0.05)
+    seat.place(10)
+    seat.move([10], 20)
+    seat.holds_one([10, 20])  # both cannot hold one: the seat must have timed out
+    samples = draws(seat)
+    assert all(d[10] + d[20] == 16 and min(d.values()) >= 1 for d in samples)
+
+
+def test_chain_of_passes_decides_every_count() -> None:
+    seat = SeatBelief(16, SplitPrior.uniform(16), timeout_odds=0.0)
+    seat.place(1)
+    seat.move([1], 2)  # 1 -> 2
+    seat.move([2], 3)  # 2 -> 3
+    seat.holds_one([1, 2])
+    assert all(d == {1: 1, 2: 1, 3: 14} for d in draws(seat))
+
+
+def test_ambiguous_source_prefers_the_stack_that_can_move() -> None:
+    seat = SeatBelief(16, SplitPrior.uniform(16), timeout_odds=0.0)
+    seat.place(1)
+    seat.move([1], 2)
+    seat.holds_one([1])  # 1 holds one sheep, so it cannot be a source again
+    assert seat.move([1, 2], 3) == 2
+
+
+def test_learned_prior_follows_the_data() -> None:
+    halves = [(n, n // 2) for n in range(2, 17) for _ in range(20)]
+    prior = SplitPrior.fit(halves, 16)
+    assert abs(sum(prior.table[16][1:16]) - 1.0) < 1e-9
+    assert prior.table[16][8] > 3 * prior.table[16][1]
+    assert prior.table[16][8] > 3 * SplitPrior.uniform(16).table[16][8]
+
+
+def play_hidden_game(
+    seed: int, viewer: int, half_splits: bool = False, prior: SplitPrior | None = None
+) -> tuple[GameState, Belief, list[tuple[float, float]]]:
+    """Random game 3 with no lost turns; the viewer ingests each of its boards.
+
+    Returns the viewer's state, its belief and, per observation after placement,
+    the absolute error of the posterior median and of the uniform guess, summed
+    over the other seats' stacks, with the number of stacks.
+    """
+    setting = SETTINGS[3]
+    truth = GameState(setting, random_geometry(setting, seed))
+    rng = random.Random(seed)
+    mine: GameState | None = None
+    belief = Belief(setting, viewer, prior=prior, timeout_odds=0.0)
+    errors: list[tuple[float, float]] = []
+    while True:
+        if truth.to_move == viewer and (truth.placing or truth.has_moves(viewer)):
+            board, sheep = truth.wire_map(), truth.wire_sheep()  # true counts: masked by ingest
+            if mine is None:
+                mine = state_from_observation(setting, board, None, viewer, to_move=viewer)
+                actions = [
+                    Action(s, "place", c) for s in (1, 2, 3) if s < viewer for c in mine.stacks[s]
+                ]
+                belief.update(actions)
+            else:
+                belief.update(ingest(mine, board, sheep, viewer).actions)
+            for cell, c in enumerate(mine.sheep):
+                owner = mine.owner[cell]
+                assert c == (truth.sheep[cell] if owner == viewer else UNKNOWN if owner > 0 else 0)
+            sample_rng = random.Random(len(errors))
+            worlds = [belief.determinize(mine, sample_rng) for _ in range(32)]
+            for world in worlds:
+                for seat in (1, 2, 3, 4):
+                    if seat == viewer or not mine.stacks[seat]:
+                        continue
+                    counts = [world.sheep[c] for c in mine.stacks[seat]]
+                    assert sum(counts) == setting.sheep and min(counts) >= 1
+            if not mine.placing:
+                err_belief = err_uniform = 0.0
+                for seat in (1, 2, 3, 4):
+                    for cell in mine.stacks[seat] if seat != viewer else ():
+                        median = statistics.median(w.sheep[cell] for w in worlds)
+                        err_belief += abs(median - truth.sheep[cell])
+                        guess = setting.sheep / len(mine.stacks[seat])
+                        err_uniform += abs(guess - truth.sheep[cell])
+                errors.append((err_belief, err_uniform))
+        if truth.placing:
+            truth.place(rng.choice(truth.initial_positions()))
+        elif truth.is_terminal():
+            break
+        else:
+            slides = truth.slides()
+            if not slides:
+                truth.apply_pass()
+                continue
+            cell, _d, dst = rng.choice(slides)
+            n = truth.sheep[cell]
+            truth.slide(cell, dst, n // 2 if half_splits else rng.randint(1, n - 1))
+    assert mine is not None
+    return mine, belief, errors
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(min_value=0, max_value=2**31), st.integers(min_value=1, max_value=4))
+def test_sampled_worlds_obey_every_rule_and_the_truth_stays_possible(
+    seed: int, viewer: int
+) -> None:
+    mine, belief, _ = play_hidden_game(seed, viewer)
+    for p, seat in belief.seats.items():
+        if not seat.nodes:
+            continue  # the viewer never saw a board after this seat placed
+        assert set(seat.node_of) == set(mine.stacks[p])
+        # The true history is one world of the model: its evidence has probability > 0.
+        seat._solve()
+        assert seat.nodes[0].f[0][seat.total] > 0.0
+
+
+def test_posterior_median_beats_the_uniform_guess() -> None:
+    """Turn by turn, against players that split their stacks in half."""
+    prior = SplitPrior.fit([(n, n // 2) for n in range(2, 17) for _ in range(10)], 16)
+    total_belief = total_uniform = 0.0
+    for seed in range(8):
+        _, _, errors = play_hidden_game(seed, 1 + seed % 4, half_splits=True, prior=prior)
+        total_belief += sum(e for e, _ in errors)
+        total_uniform += sum(u for _, u in errors)
+    assert total_uniform > 0
+    assert total_belief < 0.6 * total_uniform
