@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 
 COMMAND_MODULES = ["battlesheep.demo"]
-BENCH_MODULES = ["battlesheep.bench_engine"]
+BENCH_MODULES = ["battlesheep.bench_engine", "battlesheep.bench_belief"]
 
 
 def print_figures(figures: dict[str, float]) -> None:

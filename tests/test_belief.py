@@ -155,3 +155,12 @@ def test_posterior_median_beats_the_uniform_guess() -> None:
         total_uniform += sum(u for _, u in errors)
     assert total_uniform > 0
     assert total_belief < 0.6 * total_uniform
+
+
+def test_bench_belief_replays_every_view_through_ingest() -> None:
+    from battlesheep.bench_belief import bench_belief
+
+    figures = bench_belief(1, ["random"] * 4, move_time=0.01, samples=8)
+    assert figures["observations"] > 10 and figures["stack_estimates"] > 50
+    assert figures["mae_reference_guess"] > 0
+    assert 0 < figures["mae_belief_uniform_prior"] < figures["mae_reference_guess"]
