@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/battlesheep demo
+	$(BIN)/battlesheep serve --game 1 --port 0
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

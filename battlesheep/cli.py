@@ -14,8 +14,13 @@ import logging
 import sys
 from collections.abc import Sequence
 
-COMMAND_MODULES = ["battlesheep.demo"]
-BENCH_MODULES = ["battlesheep.bench_engine", "battlesheep.bench_belief"]
+COMMAND_MODULES = ["battlesheep.demo", "client.cli", "arena.cli"]
+BENCH_MODULES = [
+    "battlesheep.bench_engine",
+    "battlesheep.bench_belief",
+    "client.bench",
+    "arena.bench",
+]
 
 
 def print_figures(figures: dict[str, float]) -> None:

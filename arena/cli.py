@@ -1,0 +1,234 @@
+"""``battlesheep serve``, ``battlesheep replay`` and ``battlesheep match``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from arena.config import ConfigError, ServeOptions, default_input, read_input_file
+from arena.match import MatchOptions, parse_entrants, run_match, stats_table, tally
+from arena.players import ProcessPlayer
+from arena.referee import GameRecord
+from arena.replay import ReplayError, read_replay, replay_lines, write_replay
+from arena.results import append_result, course_lines
+from arena.server import GamePlan, ServerConfig, game_seeds, serve_games
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-v", "--verbose", action="count", default=0, help="debug logging")
+    p.add_argument("--log-file", metavar="PATH", help="server log to a file instead of stderr")
+
+
+def register(sub: Any) -> None:
+    serve = sub.add_parser(
+        "serve",
+        help="local match server: start the players of input.txt and play",
+        description="Play games the course's way: start the four player programs of "
+        "input.txt, seat them by the team id they send, and play.",
+    )
+    serve.add_argument(
+        "--players",
+        metavar="input.txt",
+        help="the course's file (default: the project's agent against three sample players)",
+    )
+    serve.add_argument("--game", type=int, choices=[1, 2, 3, 4], help="overrides input.txt")
+    serve.add_argument("--bind", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=int, default=8887, help="0 picks a free port ({port})")
+    serve.add_argument("--games", type=int, default=1)
+    serve.add_argument("--time-limit", type=float, default=3.0, help="seconds per move")
+    serve.add_argument("--seed", type=int, help="board seed of the first game (then +1 each)")
+    serve.add_argument("--record", metavar="DIR", help="write a replay file per game here")
+    serve.add_argument("--results", metavar="FILE", help="append one JSON line per game")
+    serve.add_argument("--player-logs", metavar="DIR", help="players' output (default: a temp dir)")
+    serve.add_argument("--connect-timeout", type=float, default=20.0)
+    _common(serve)
+    serve.set_defaults(func=run_serve)
+
+    replay = sub.add_parser("replay", help="print a recorded game turn by turn")
+    replay.add_argument("file", metavar="FILE")
+    replay.add_argument("--no-boards", action="store_true", help="moves only")
+    replay.set_defaults(func=run_replay)
+
+    register_match(sub)
+
+
+def _error(message: str) -> int:
+    print(f"battlesheep: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _quiet(args: argparse.Namespace) -> None:
+    """Without -v the server logs warnings only: faults, intruders, lost turns."""
+    if not args.verbose:
+        logging.getLogger("arena").setLevel(logging.WARNING)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    _quiet(args)
+    try:
+        players = read_input_file(args.players) if args.players else default_input()
+        game = args.game if args.game is not None else players.game
+        if game is None:
+            raise ConfigError(f"{args.players} has no 9th line with the setting; give --game")
+        options = ServeOptions(
+            game=game,
+            bind=args.bind,
+            port=args.port,
+            games=args.games,
+            time_limit=args.time_limit,
+            seed=args.seed,
+            connect_timeout=args.connect_timeout,
+        )
+    except ConfigError as exc:
+        return _error(str(exc))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        return _error(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}")
+    if not args.players:
+        print("player 1 is the project's agent (battlesheep play); players 2-4 are the sample")
+        print("players random, greedy and random (battlesheep sample)")
+    logs = Path(args.player_logs or tempfile.mkdtemp(prefix="battlesheep-players-"))
+    teams = players.teams
+    plans = [
+        GamePlan(
+            game=options.game,
+            seed=seed,
+            teams=teams,
+            players=[
+                ProcessPlayer(
+                    entry.command,
+                    team=entry.team,
+                    game=options.game,
+                    log_path=logs / f"game{k + 1}-seat{seat}-team{entry.team}.log",
+                    cwd=players.base_dir,
+                )
+                for seat, entry in enumerate(players.players, start=1)
+            ],
+            index=k,
+        )
+        for k, seed in enumerate(game_seeds(options.seed, options.games))
+    ]
+    config = ServerConfig(
+        host=options.bind,
+        port=options.port,
+        time_limit=options.time_limit,
+        connect_timeout=options.connect_timeout,
+        handshake_timeout=options.handshake_timeout,
+    )
+
+    def on_game(record: GameRecord, result: dict[str, Any]) -> None:
+        if options.games > 1:
+            print(f"game {result['index'] + 1} (setting {result['game']}, seed {result['seed']})")
+        for line in course_lines(result):
+            print(line)
+        if args.results:
+            append_result(args.results, result)
+        if args.record:
+            name = f"game{result['index'] + 1}-g{result['game']}-seed{result['seed']}.msgpack"
+            write_replay(Path(args.record) / name, record, result)
+        sys.stdout.flush()
+
+    def on_listening(port: int) -> None:
+        print(f"listening on {options.bind}:{port}; player logs in {logs}", file=sys.stderr)
+
+    try:
+        asyncio.run(serve_games(teams, plans, config, on_game, on_listening))
+    except OSError as exc:
+        return _error(f"cannot listen on {options.bind}:{options.port}: {exc.strerror or exc}")
+    return 0
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    try:
+        replay = read_replay(args.file)
+        for line in replay_lines(replay, boards=not args.no_boards):
+            print(line)
+    except ReplayError as exc:
+        return _error(str(exc))
+    return 0
+
+
+def register_match(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "match",
+        help="many games between four entrants, seats rotated, with statistics",
+        description="Seats are built-in strategies (NAME or NAME:key=value) played by "
+        "`battlesheep play`, or cmd:<command line> with {port} {host} {team} {game}; "
+        "cmd:team=N:<command> for a fixed team id. Seats rotate game by game.",
+    )
+    p.add_argument("--game", type=int, choices=[1, 2, 3, 4], default=1)
+    p.add_argument("--games", type=int, default=4)
+    p.add_argument("--seats", required=True, help='four seats: "A,B,C,D"')
+    p.add_argument("--jobs", type=int, default=1, help="games played at the same time")
+    p.add_argument("--seed", type=int, help="board seed of the first block of four games")
+    p.add_argument("--time-limit", type=float, default=3.0, help="seconds per move")
+    p.add_argument("--record", metavar="DIR", help="write a replay file per game here")
+    p.add_argument("--results", metavar="FILE", help="append one JSON line per game")
+    p.add_argument("--player-logs", metavar="DIR", help="players' output (default: a temp dir)")
+    p.add_argument("--connect-timeout", type=float, default=30.0)
+    p.add_argument("-v", "--verbose", action="count", default=0, help="debug logging")
+    p.add_argument("--log-file", metavar="PATH", help="server log to a file instead of stderr")
+    p.set_defaults(func=main_match)
+
+
+def main_match(args: argparse.Namespace) -> int:
+    _quiet(args)
+    if args.games < 1 or args.jobs < 1 or args.time_limit <= 0:
+        print(
+            "battlesheep: error: --games, --jobs and --time-limit must be positive", file=sys.stderr
+        )
+        return 2
+    try:
+        entrants = parse_entrants(args.seats, args.time_limit)
+    except ConfigError as exc:
+        print(f"battlesheep: error: {exc}", file=sys.stderr)
+        return 2
+    if args.games % 4:
+        print(
+            f"note: {args.games} games is not a multiple of 4; seats are not equally often played",
+            file=sys.stderr,
+        )
+    options = MatchOptions(
+        game=args.game,
+        games=args.games,
+        entrants=entrants,
+        seed=args.seed if args.seed is not None else random.randrange(2**31),
+        time_limit=args.time_limit,
+        jobs=args.jobs,
+        logs=Path(args.player_logs or tempfile.mkdtemp(prefix="battlesheep-match-")),
+        record=Path(args.record) if args.record else None,
+        results=Path(args.results) if args.results else None,
+        connect_timeout=args.connect_timeout,
+    )
+    err = Console(stderr=True)
+    started = time.monotonic()
+    with Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        disable=not err.is_terminal or args.games < 2,
+    ) as progress:
+        results = asyncio.run(run_match(options, progress))
+    stats = tally(entrants, results)
+    title = (
+        f"game {options.game}, {len(results)} games, seed {options.seed}, "
+        f"{time.monotonic() - started:.1f} s; player logs in {options.logs}"
+    )
+    out = Console()
+    if not out.is_terminal:  # a file or a pipe: do not squeeze the table into 80 columns
+        out = Console(width=160)
+    out.print(stats_table(stats, title))
+    return 0

@@ -1,0 +1,145 @@
+"""Game results: the course-style lines and the results file.
+
+Results file (``--results FILE``): one JSON object per line, one line per
+game, appended as each game ends. Lists are in seat order (seat 1 first).
+
+==================  =========================================================
+key                 value
+==================  =========================================================
+``index``           0-based number of the game in this run
+``game``            the setting, 1..4
+``seed``            board seed: the same seed and setting give the same board
+``teams``           team ids in seat order
+``final_map``       final ``map[x][y]`` in the wire's layout (-1, 0, 1..4)
+``final_sheep``     final true ``sheep[x][y]`` (all counts, also in game 3)
+``scores``          rounded scores, ``round(sum(region ** 1.25))``
+``exact_scores``    the unrounded sums
+``results``         what is ranked: ``scores``, or in game 4 the pair averages
+``points``          tournament points 5/3/2/1 by ``results``, ties share
+``ranks``           1-based places by ``results`` (ties share the best place)
+``illegal``         illegal moves and initial positions (each lost the turn)
+``late``            replies not in within the time limit (each lost the turn)
+``stale``           replies with an old ``id_package`` (discarded)
+``disconnects``     connections lost during the game
+``absent``          turns lost because the seat had no connection
+``protocol_errors`` connections dropped for junk bytes or flooding
+``moves``           moves applied, all seats
+``turns``           turns after placement, passes and lost turns included
+``stalled``         true if the game was ended because nobody moved any more
+``time_limit``      seconds per move
+``duration_s``      wall time of the game
+``move_time_max_s`` slowest reply in time per seat (null if none)
+==================  =========================================================
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from arena.referee import GameRecord
+from state.game import team_scores
+from state.scoring import ranks, tournament_points
+
+RESULT_KEYS = (
+    "index",
+    "game",
+    "seed",
+    "teams",
+    "final_map",
+    "final_sheep",
+    "scores",
+    "exact_scores",
+    "results",
+    "points",
+    "ranks",
+    "illegal",
+    "late",
+    "stale",
+    "disconnects",
+    "absent",
+    "protocol_errors",
+    "moves",
+    "turns",
+    "stalled",
+    "time_limit",
+    "duration_s",
+    "move_time_max_s",
+)
+
+
+def ranked_results(game: int, scores: list[int]) -> list[float]:
+    """What tournament points are given by: the scores, or game 4's pair averages."""
+    if game == 4:
+        return team_scores(scores)
+    return [float(s) for s in scores]
+
+
+def result_of(record: GameRecord, index: int = 0) -> dict[str, Any]:
+    state = record.state
+    scores = state.scores()
+    ranked = ranked_results(record.setting.game, scores)
+    stats = record.stats
+    return {
+        "index": index,
+        "game": record.setting.game,
+        "seed": record.seed,
+        "teams": list(record.teams),
+        "final_map": state.wire_map(),
+        "final_sheep": state.wire_sheep(),
+        "scores": scores,
+        "exact_scores": state.exact_scores(),
+        "results": ranked,
+        "points": tournament_points(ranked),
+        "ranks": ranks(ranked),
+        "illegal": [s.illegal for s in stats],
+        "late": [s.late for s in stats],
+        "stale": [s.stale for s in stats],
+        "disconnects": [s.disconnects for s in stats],
+        "absent": [s.absent for s in stats],
+        "protocol_errors": [s.protocol_errors for s in stats],
+        "moves": sum(1 for e in record.events if e.kind == "move"),
+        "turns": sum(1 for e in record.events if e.kind != "place"),
+        "stalled": record.stalled,
+        "time_limit": record.time_limit,
+        "duration_s": round(record.duration, 4),
+        "move_time_max_s": [round(max(s.move_times), 4) if s.move_times else None for s in stats],
+    }
+
+
+def _value(v: float) -> str:
+    return f"{v:g}"
+
+
+def course_lines(result: dict[str, Any]) -> list[str]:
+    """``player {seat}=team {team} : {result}`` per seat, then the winner line."""
+    teams, values = result["teams"], result["results"]
+    lines = [
+        f"player {seat}=team {team} : {_value(value)}"
+        for seat, (team, value) in enumerate(zip(teams, values, strict=True), start=1)
+    ]
+    best = max(values)
+    winners = [seat for seat, value in enumerate(values, start=1) if value == best]
+    if result["game"] == 4 and len(winners) == 2 and winners[1] - winners[0] == 2:
+        a, b = winners
+        lines.append(
+            f"winner: players {a} & {b}=teams {teams[a - 1]} & {teams[b - 1]} : {_value(best)}"
+        )
+    elif len(winners) == 1:
+        (w,) = winners
+        lines.append(f"winner: player {w}=team {teams[w - 1]} : {_value(best)}")
+    else:
+        tied = ", ".join(f"player {w}=team {teams[w - 1]}" for w in winners)
+        lines.append(f"winners (tie): {tied} : {_value(best)}")
+    return lines
+
+
+def append_result(path: str | Path, result: dict[str, Any]) -> None:
+    with Path(path).open("a", encoding="utf-8") as f:
+        f.write(json.dumps(result, separators=(",", ":")) + "\n")
+
+
+def read_results(path: str | Path) -> list[dict[str, Any]]:
+    with Path(path).open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]

@@ -1,0 +1,133 @@
+"""One server, one or more games: listen, start the players, seat them, play, stop them.
+
+The server listens before it starts any player. For every game it starts the
+four players, waits until all four are seated (or the connect timeout has
+passed: missing seats lose their turns), plays the game, sends the game-over
+header to everyone, gives the players a moment to exit and stops the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from arena.connections import Lobby
+from arena.players import Player
+from arena.referee import GameRecord, Referee
+from arena.results import result_of
+from state.settings import get_setting
+
+logger = logging.getLogger(__name__)
+
+EXIT_GRACE = 2.0
+"""Seconds a player has to exit after the game-over header."""
+
+
+@dataclass(frozen=True)
+class GamePlan:
+    """One game: setting, board seed, and who sits where."""
+
+    game: int
+    seed: int
+    teams: Sequence[int]
+    players: Sequence[Player]
+    index: int = 0
+
+
+@dataclass
+class ServerConfig:
+    host: str = "127.0.0.1"
+    port: int = 0
+    time_limit: float = 3.0
+    connect_timeout: float = 20.0
+    handshake_timeout: float = 2.0
+    exit_grace: float = EXIT_GRACE
+
+
+GameDone = Callable[[GameRecord, dict[str, Any]], None]
+
+
+def game_seeds(seed: int | None, games: int) -> list[int]:
+    """Board seeds of a run: ``seed, seed+1, ...``, or random ones when no seed is given."""
+    if seed is None:
+        rng = random.Random()
+        return [rng.randrange(2**31) for _ in range(games)]
+    return [seed + k for k in range(games)]
+
+
+async def _wait_seated(lobby: Lobby, plan: GamePlan, timeout: float) -> bool:
+    """Until all four seats are connected, the timeout, or every missing seat's player ended."""
+    deadline = time.monotonic() + timeout
+    while not lobby.all_seated():
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        missing = [seat for seat in range(1, 5) if lobby.connection(seat) is None]
+        if len(plan.players) >= 4 and all(plan.players[s - 1].finished for s in missing):
+            return False
+        await lobby.wait_seated(min(0.1, remaining))
+    return True
+
+
+async def play_one(lobby: Lobby, plan: GamePlan, config: ServerConfig) -> GameRecord:
+    """Start the plan's players against an already listening lobby and play the game."""
+    setting = get_setting(plan.game)
+    lobby.new_game()
+    try:
+        for player in plan.players:
+            await player.start(config.host, lobby.port)
+        if not await _wait_seated(lobby, plan, config.connect_timeout):
+            missing = [seat for seat in range(1, 5) if lobby.connection(seat) is None]
+            logger.warning(
+                "game %s: seats %s did not connect; playing without them", plan.index, missing
+            )
+        referee = Referee(lobby, setting, plan.seed, config.time_limit, list(plan.teams))
+        return await referee.play()
+    finally:
+        lobby.accepting = False
+        await asyncio.gather(*(p.stop(config.exit_grace) for p in plan.players))
+        await lobby.drop_all()
+
+
+async def serve_games(
+    teams: Sequence[int],
+    plans: Sequence[GamePlan],
+    config: ServerConfig,
+    on_game: GameDone | None = None,
+    on_listening: Callable[[int], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Play the plans one after the other on one listening socket; returns the results."""
+    size = get_setting(plans[0].game).size if plans else 12
+    lobby = Lobby(teams, size, config.host, config.port, config.handshake_timeout)
+    await lobby.start()
+    if on_listening is not None:
+        on_listening(lobby.port)
+    results = []
+    try:
+        for plan in plans:
+            record = await play_one(lobby, plan, config)
+            result = result_of(record, plan.index)
+            results.append(result)
+            if on_game is not None:
+                on_game(record, result)
+    finally:
+        await lobby.close()
+    return results
+
+
+async def play_single(plan: GamePlan, config: ServerConfig) -> tuple[GameRecord, dict[str, Any]]:
+    """One game on its own server (its own port when ``config.port`` is 0)."""
+    lobby = Lobby(
+        plan.teams, get_setting(plan.game).size, config.host, config.port, config.handshake_timeout
+    )
+    await lobby.start()
+    try:
+        record = await play_one(lobby, plan, config)
+    finally:
+        await lobby.close()
+    return record, result_of(record, plan.index)

@@ -1,0 +1,454 @@
+"""One game seen from one seat, independent of the transport.
+
+A transport (TCP here; WebSocket or MQTT later) decodes the server's frames
+into messages and hands each to ``GameSession.respond`` with the time its last
+byte arrived; the session brings its ``GameState`` up to date in place, runs
+the strategy under the deadline and returns the reply message to send (or
+None). It never touches a socket.
+
+Own moves are not applied to the state when they are sent: the next board
+shows whether the server took them (a late or rejected move is a skipped
+turn), and ``state.observe.ingest`` explains the seat's own change like any
+other seat's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from client.errors import ServerDataError
+from client.runner import Outcome, SearchRunner
+from protocol import Board, ClientMessage, GameOver, InitialMap, MoveReply, PositionReply, Turn
+from protocol.messages import ServerMessage
+from state.game import GameState, IllegalMoveError, Move
+from state.geometry import FREE
+from state.observe import ObservationError, ingest, state_from_observation
+from state.settings import GameSetting
+from strategies.base import Budget, Strategy
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIME_LIMIT = 3.0
+DEFAULT_MARGIN = 0.25
+"""Seconds kept back from the time limit for the reply to reach the server.
+
+Measured with ``battlesheep bench client --deadline-turns 150`` (a search that
+computes until its budget expires, margin 0): on the 2-core development
+machine shared with other jobs, replies reached the server 0.7 ms after the
+deadline at the median and 12 ms at p99 (20 ms max); with two such benches at
+once (load average 4 on 2 cores) 2-3 ms median, 31-35 ms p99, 52 ms max. The
+margin doubles that worst case (the course server measures on a loaded machine
+too), adds a Windows timer tick (15.6 ms) and rounds up: 0.25 s, 8 % of 3 s.
+"""
+
+PASS_DIRECTION = 1
+
+C = TypeVar("C", int, Move)
+R = TypeVar("R", PositionReply, MoveReply)
+
+
+@dataclass(frozen=True, slots=True)
+class TimeLimits:
+    """The server's limit per reply and the part of it the client keeps back."""
+
+    time_limit: float = DEFAULT_TIME_LIMIT
+    margin: float = DEFAULT_MARGIN
+
+    def __post_init__(self) -> None:
+        if self.time_limit <= 0:
+            raise ValueError(f"the time limit must be positive, not {self.time_limit}")
+        if not 0 <= self.margin < self.time_limit:
+            raise ValueError(
+                f"the margin must be at least 0 and below the time limit {self.time_limit},"
+                f" not {self.margin}"
+            )
+
+    def deadline(self, received_at: float) -> float:
+        """When the reply to a frame whose last byte arrived at ``received_at`` must go."""
+        return received_at + self.time_limit - self.margin
+
+
+@dataclass
+class SessionStats:
+    placements: int = 0
+    moves: int = 0  # legal moves sent
+    passes: int = 0  # boards without a legal move, answered with the pass reply
+    from_strategy: int = 0  # the strategy returned a legal choice in time
+    best_so_far: int = 0  # the strategy was stopped; its posted best choice was sent
+    fallbacks: int = 0  # nothing legal from the strategy: the fallback was sent
+    superseded: int = 0  # boards not answered because a newer one was already in
+    resyncs: int = 0  # boards that ingest could not explain and rebuilt the state from
+    time_used: float = 0.0  # sum over replies of (reply ready - last byte in)
+    max_turn_time: float = 0.0
+    turn_times: list[float] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class GameSummary:
+    game: int
+    seat: int | None
+    placements: int
+    moves: int
+    passes: int
+    fallbacks: int
+    time_used: float
+    max_turn_time: float
+    score: int | None
+    team_score: float | None
+
+    def line(self) -> str:
+        seat = "?" if self.seat is None else str(self.seat)
+        score = "unknown" if self.score is None else str(self.score)
+        if self.team_score is not None:
+            score += f" (team {self.team_score:g})"
+        return (
+            f"game {self.game} seat {seat}: {self.moves} moves played"
+            f" ({self.fallbacks} fallbacks, {self.passes} passes),"
+            f" {self.time_used:.2f} s used (max {self.max_turn_time * 1000:.0f} ms per reply),"
+            f" final score {score} as far as known"
+        )
+
+
+def mask_hidden_counts(
+    setting: GameSetting, board: Board, sheep: Board, viewer: int
+) -> tuple[tuple[int, ...], ...]:
+    """Game 3: other seats' counts read 0, as the course template makes them, whatever was sent."""
+    if not setting.hidden_counts:
+        return sheep
+    return tuple(
+        tuple(c if o == viewer else 0 for o, c in zip(owners, counts, strict=True))
+        for owners, counts in zip(board, sheep, strict=True)
+    )
+
+
+class GameSession:
+    """Messages in, replies out, for one seat of one game."""
+
+    def __init__(
+        self,
+        setting: GameSetting,
+        strategy: Strategy,
+        limits: TimeLimits | None = None,
+        runner: SearchRunner | None = None,
+    ) -> None:
+        self.setting = setting
+        self.strategy = strategy
+        self.limits = limits or TimeLimits()
+        self.runner = runner or SearchRunner()
+        self.seat: int | None = None
+        self.state: GameState | None = None
+        self.placed = False
+        self.finished = False
+        self.stats = SessionStats()
+        self._last_move: Move | None = None
+
+    @property
+    def expects_initial_map(self) -> bool:
+        """Whether the next board frame from a (re)connection is an initial map."""
+        return not self.placed
+
+    # ------------------------------------------------------------- messages
+    async def respond(self, message: ServerMessage, received_at: float) -> ClientMessage | None:
+        """The reply to ``message``, whose last byte arrived at ``received_at`` (monotonic)."""
+        if isinstance(message, GameOver):
+            self._game_over(message)
+            return None
+        try:
+            if isinstance(message, InitialMap):
+                return await self._initial_map(message, received_at)
+            return await self._turn(message, received_at)
+        except ServerDataError:
+            raise
+        except Exception as exc:  # our own bug: answer from a fresh state rather than not at all
+            log.error(
+                "internal error on frame %s (%r); answering from the board alone",
+                message.id_package,
+                exc,
+            )
+            log.debug("internal error", exc_info=True)
+            try:
+                return self._emergency_reply(message)
+            except ObservationError as bad:
+                raise ServerDataError(
+                    f"frame {message.id_package} is no board of this game: {bad}"
+                ) from None
+
+    def _emergency_reply(self, message: InitialMap | Turn) -> ClientMessage:
+        """A legal reply computed from the message alone, with nothing that could have broken."""
+        if isinstance(message, InitialMap):
+            state = state_from_observation(
+                self.setting, message.map, None, message.player_id, to_move=message.player_id
+            )
+            self.placed = True
+            cells = state.initial_positions()
+            x, y = state.geometry.xy(cells[0]) if cells else (0, 0)
+            return PositionReply(id_package=message.id_package, x=x, y=y)
+        seat = self.seat or 1
+        sheep = mask_hidden_counts(self.setting, message.map, message.sheep, seat)
+        state = state_from_observation(self.setting, message.map, sheep, seat, to_move=seat)
+        moves = state.legal_moves(seat)
+        if moves:
+            x, y, split, direction = state.move_to_wire(moves[0])
+        else:
+            x, y = state.geometry.xy(state.stacks[seat][0]) if state.stacks[seat] else (0, 0)
+            split, direction = 1, PASS_DIRECTION
+        return MoveReply(id_package=message.id_package, x=x, y=y, split=split, direction=direction)
+
+    def absorb(self, message: ServerMessage) -> None:
+        """A message a newer one already supersedes: keep what it says, answer nothing."""
+        if isinstance(message, GameOver):
+            self._game_over(message)
+        elif isinstance(message, InitialMap):
+            self._start(message)
+            log.info("initial map %s superseded by a newer frame: not answered", message.id_package)
+        else:
+            self.stats.superseded += 1
+            log.info("board %s superseded by a newer one: not answered", message.id_package)
+
+    def close(self) -> None:
+        self.runner.close()
+
+    def summary(self) -> GameSummary:
+        s = self.stats
+        score: int | None = None
+        team: float | None = None
+        if self.state is not None and self.seat is not None and not self.state.placing:
+            final = self.state.copy()
+            if self._last_move is not None:
+                # Checked legal on this state when sent; the server may still have refused it.
+                with contextlib.suppress(IllegalMoveError):
+                    final.apply(self._last_move)
+            score = final.score(self.seat)
+            partner = self.setting.partner(self.seat)
+            if partner is not None:
+                team = (final.exact_score(self.seat) + final.exact_score(partner)) / 2
+        return GameSummary(
+            game=self.setting.game,
+            seat=self.seat,
+            placements=s.placements,
+            moves=s.moves,
+            passes=s.passes,
+            fallbacks=s.fallbacks,
+            time_used=s.time_used,
+            max_turn_time=s.max_turn_time,
+            score=score,
+            team_score=None if team is None else round(team, 2),
+        )
+
+    # ------------------------------------------------------------ the steps
+    def _start(self, message: InitialMap) -> GameState:
+        seat = message.player_id
+        try:
+            state = state_from_observation(
+                self.setting, message.map, None, viewer=seat, to_move=seat
+            )
+        except ObservationError as exc:
+            raise ServerDataError(
+                f"the initial map is no board of game {self.setting.game}: {exc}"
+            ) from None
+        if seat != self.seat:
+            if self.seat is not None:
+                log.warning("the server moved this client from seat %s to %s", self.seat, seat)
+            self.seat = seat
+            self.strategy.new_game(self.setting, seat)
+        self.state = state
+        self._last_move = None
+        return state
+
+    async def _initial_map(self, message: InitialMap, received_at: float) -> PositionReply:
+        state = self._start(message)
+        seat = message.player_id
+        deadline = self.limits.deadline(received_at)
+        cells = state.initial_positions()
+        if not cells:
+            # No free border cell: nothing is legal; any well-formed reply is as good.
+            log.warning("initial map %s has no free border cell", message.id_package)
+            self.placed = True
+            return self._finish_reply(
+                PositionReply(id_package=message.id_package, x=0, y=0), received_at
+            )
+        fallback = _fallback_placement(state, cells)
+        budget = Budget(deadline)
+        copy = state.copy()
+        outcome: Outcome[int | None] = await self.runner.run(
+            lambda: self.strategy.place(copy, budget), budget
+        )
+        legal = set(cells)
+        cell, source = _choose(self.strategy.name, outcome, budget.best_placement, fallback, legal)
+        self._count(source)
+        x, y = state.geometry.xy(cell)
+        self.placed = True
+        self.stats.placements += 1
+        spent = time.monotonic() - received_at
+        log.info(
+            "seat %s places on (%s, %s) [%s] in %.0f ms%s",
+            seat,
+            x,
+            y,
+            source,
+            spent * 1000,
+            _figures(budget),
+        )
+        return self._finish_reply(
+            PositionReply(id_package=message.id_package, x=x, y=y), received_at
+        )
+
+    async def _turn(self, message: Turn, received_at: float) -> MoveReply:
+        state, seat = self.state, self.seat
+        if state is None or seat is None:
+            raise ServerDataError(
+                f"board {message.id_package} arrived before any initial map: the seat is unknown"
+            )
+        self.placed = True
+        self._last_move = None
+        sheep = mask_hidden_counts(self.setting, message.map, message.sheep, seat)
+        try:
+            report = ingest(state, message.map, sheep, seat)
+        except ObservationError as exc:
+            raise ServerDataError(
+                f"board {message.id_package} is no board of this game: {exc}"
+            ) from None
+        except Exception as exc:  # our own bug: rebuild rather than lose the turn
+            log.error("ingest failed (%r); rebuilding the state from the board", exc)
+            log.debug("ingest failure", exc_info=True)
+            try:
+                state.assign(
+                    state_from_observation(self.setting, message.map, sheep, seat, to_move=seat)
+                )
+            except ObservationError as exc2:
+                raise ServerDataError(
+                    f"board {message.id_package} is no board of this game: {exc2}"
+                ) from None
+        else:
+            if report.resynced:
+                self.stats.resyncs += 1
+        deadline = self.limits.deadline(received_at)
+        legal_moves = state.legal_moves(seat)
+        if not legal_moves:
+            # The course server sends no board to a seat without a move; one that
+            # does ignores the reply. Answer at once with a well-formed move that
+            # cannot be legal here (the seat has none), so it cannot change anything.
+            self.stats.passes += 1
+            stacks = state.stacks[seat]
+            x, y = state.geometry.xy(stacks[0]) if stacks else (0, 0)
+            log.info("turn %s: seat %s has no legal move; pass reply", message.id_package, seat)
+            return self._finish_reply(
+                MoveReply(
+                    id_package=message.id_package, x=x, y=y, split=1, direction=PASS_DIRECTION
+                ),
+                received_at,
+            )
+        fallback = _fallback_move(state, legal_moves)
+        budget = Budget(deadline)
+        copy = state.copy()
+        outcome = await self.runner.run(lambda: self.strategy.move(copy, budget), budget)
+        move, source = _choose(
+            self.strategy.name, outcome, budget.best_move, fallback, set(legal_moves)
+        )
+        self._count(source)
+        self._last_move = move
+        self.stats.moves += 1
+        x, y, split, direction = state.move_to_wire(move)
+        spent = time.monotonic() - received_at
+        log.info(
+            "turn %s (id %s): move %s from (%s, %s) dir %s [%s] in %.0f ms (of %.0f)%s",
+            self.stats.moves,
+            message.id_package,
+            split,
+            x,
+            y,
+            direction,
+            source,
+            spent * 1000,
+            (deadline - received_at) * 1000,
+            _figures(budget),
+        )
+        return self._finish_reply(
+            MoveReply(id_package=message.id_package, x=x, y=y, split=split, direction=direction),
+            received_at,
+        )
+
+    def _count(self, source: str) -> None:
+        s = self.stats
+        if source == "strategy":
+            s.from_strategy += 1
+        elif source == "fallback":
+            s.fallbacks += 1
+        else:
+            s.best_so_far += 1
+
+    def _finish_reply(self, reply: R, received_at: float) -> R:
+        spent = time.monotonic() - received_at
+        s = self.stats
+        s.time_used += spent
+        s.max_turn_time = max(s.max_turn_time, spent)
+        s.turn_times.append(spent)
+        return reply
+
+    def _game_over(self, message: GameOver) -> None:
+        self.finished = True
+        log.info("game over (id %s)", message.id_package)
+
+
+def _choose(
+    name: str, outcome: Outcome[C | None], posted: C | None, fallback: C, legal: Collection[C]
+) -> tuple[C, str]:
+    """The choice to send and where it came from; never anything outside ``legal``."""
+
+    def ok(choice: object) -> bool:
+        try:
+            return choice in legal
+        except TypeError:  # unhashable junk from a broken strategy
+            return False
+
+    if outcome.finished and outcome.error is None:
+        if ok(outcome.value):
+            assert outcome.value is not None
+            return outcome.value, "strategy"
+        log.warning("strategy %s returned %r, which is not legal here", name, outcome.value)
+    elif outcome.finished:
+        log.error("strategy %s failed: %r", name, outcome.error)
+        log.debug("strategy failure", exc_info=outcome.error)
+    if posted is not None and ok(posted):
+        return posted, "best so far" if not outcome.finished else "posted"
+    if posted is not None:
+        log.warning("strategy %s posted %r, which is not legal here", name, posted)
+    return fallback, "fallback"
+
+
+def _free_neighbours(state: GameState, cell: int) -> int:
+    owner = state.owner
+    return sum(1 for nb in state.geometry.neighbours[cell] if owner[nb] == FREE)
+
+
+def _fallback_placement(state: GameState, cells: list[int]) -> int:
+    """A legal initial position with the most room around it."""
+    return max(cells, key=lambda c: _free_neighbours(state, c))
+
+
+def _fallback_move(state: GameState, legal: list[Move]) -> Move:
+    """A legal move: half of the largest stack, towards the destination with the most room."""
+    sheep = state.sheep
+    biggest = max(sheep[m.cell] for m in legal)
+    best: Move | None = None
+    best_room = -1
+    for cell, direction, dst in state.slides():
+        if sheep[cell] != biggest:
+            continue
+        room = _free_neighbours(state, dst)
+        if room > best_room:
+            best, best_room = Move(cell, biggest // 2, direction), room
+    assert best is not None and best in legal
+    return best
+
+
+def _figures(budget: Budget) -> str:
+    """The strategy's search figures for the turn's log line."""
+    if not budget.info:
+        return ""
+    return " " + " ".join(f"{k}={v:g}" for k, v in budget.info.items())

@@ -1,0 +1,205 @@
+"""The course's TCP transport: connect with retry, frame the stream, reconnect on loss.
+
+The course server starts its players before it listens, so the first connect
+is retried with jittered exponential backoff for ``connect_for`` seconds. A
+connection lost mid-game is retried the same way for ``reconnect_for``
+seconds from the loss; the team id is sent again and the session, which keeps
+its state, resynchronises from the next board. Malformed bytes end the game
+with a ``ServerDataError``: a stream that broke its framing once cannot be
+trusted again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import socket
+import time
+from dataclasses import dataclass
+
+from client.errors import ConnectionFailed, ServerDataError
+from client.session import GameSession, GameSummary
+from protocol import NEED_DATA, ProtocolError, ServerStreamDecoder, TeamId, encode
+from protocol.messages import ServerMessage
+
+log = logging.getLogger(__name__)
+
+READ_SIZE = 1 << 16
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectOptions:
+    host: str = "127.0.0.1"
+    port: int = 8887
+    team: int = 1
+    connect_for: float = 60.0
+    """Seconds to keep trying before the first connection."""
+    reconnect_for: float = 30.0
+    """Seconds to keep trying after a connection is lost."""
+    backoff_first: float = 0.05
+    backoff_max: float = 1.0
+
+
+class ConnectionLost(Exception):
+    """The server closed or reset the connection; ``str`` says how."""
+
+
+class Backoff:
+    """Jittered exponential delays: each at most twice the last, capped, at least half of it."""
+
+    def __init__(self, first: float, cap: float, rng: random.Random) -> None:
+        self._next = first
+        self._cap = cap
+        self._rng = rng
+
+    def delay(self) -> float:
+        d = self._next * self._rng.uniform(0.5, 1.0)
+        self._next = min(self._cap, self._next * 2)
+        return d
+
+
+async def connect(
+    options: ConnectOptions, give_up_at: float, rng: random.Random
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Open a connection, retrying until ``give_up_at`` (monotonic)."""
+    backoff = Backoff(options.backoff_first, options.backoff_max, rng)
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(options.host, options.port),
+                timeout=max(0.1, min(5.0, give_up_at - time.monotonic())),
+            )
+        except (OSError, TimeoutError) as exc:
+            now = time.monotonic()
+            if now >= give_up_at:
+                raise ConnectionFailed(
+                    f"cannot connect to {options.host}:{options.port} after {attempts} attempts:"
+                    f" {exc or type(exc).__name__}"
+                ) from None
+            if attempts == 1:
+                log.info(
+                    "server %s:%s not reachable yet (%s); retrying",
+                    options.host,
+                    options.port,
+                    exc,
+                )
+            await asyncio.sleep(min(backoff.delay(), max(0.0, give_up_at - now)))
+            continue
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            # Replies are tiny: without this, Nagle's algorithm can hold one back for
+            # the server's delayed ACK (40 ms or more).
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        log.info("connected to %s:%s (attempt %s)", options.host, options.port, attempts)
+        return reader, writer
+
+
+async def play_tcp(
+    session: GameSession, options: ConnectOptions, rng: random.Random | None = None
+) -> GameSummary:
+    """Play one game on the course server; return the summary at game over.
+
+    Raises ``ServerDataError`` for malformed data and ``ConnectionFailed`` when
+    no connection can be (re)established in time.
+    """
+    rng = rng or random.Random()
+    give_up_at = time.monotonic() + options.connect_for
+    try:
+        while True:
+            reader, writer = await connect(options, give_up_at, rng)
+            progress = _Progress()
+            try:
+                await _serve(session, options, reader, writer, progress)
+            except ConnectionLost as lost:
+                if progress.messages:
+                    # Made progress on this connection: a fresh window from the loss.
+                    give_up_at = time.monotonic() + options.reconnect_for
+                log.warning(
+                    "%s; reconnecting for up to %.0f s",
+                    lost,
+                    max(0.0, give_up_at - time.monotonic()),
+                )
+                continue
+            finally:
+                writer.close()
+                with contextlib.suppress(OSError, ConnectionError):
+                    await writer.wait_closed()
+            return session.summary()
+    finally:
+        session.close()
+
+
+class _Progress:
+    __slots__ = ("messages",)
+
+    def __init__(self) -> None:
+        self.messages = 0
+
+
+async def _serve(
+    session: GameSession,
+    options: ConnectOptions,
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    progress: _Progress,
+) -> None:
+    """Send the team id and answer frames until game over (or raise ConnectionLost)."""
+    size = session.setting.size
+    debug = log.isEnabledFor(logging.DEBUG)
+    await _send(writer, encode(TeamId(team_id=options.team), size), debug)
+    decoder = ServerStreamDecoder(size, expect_initial_map=session.expects_initial_map)
+    while True:
+        try:
+            data = await reader.read(READ_SIZE)
+        except (ConnectionError, OSError) as exc:
+            raise ConnectionLost(f"connection lost: {exc!r}") from None
+        if not data:
+            if decoder.pending:
+                raise ConnectionLost(
+                    f"server closed the connection mid-frame ({decoder.pending} bytes of a"
+                    " frame received)"
+                )
+            raise ConnectionLost("server closed the connection")
+        if debug:
+            log.debug("recv %d bytes: %s", len(data), data.hex())
+        messages: list[tuple[ServerMessage, float]] = []
+        try:
+            decoder.feed(data)
+            while (message := decoder.next_message()) is not NEED_DATA:
+                messages.append((message, time.monotonic()))
+        except ProtocolError as exc:
+            raise ServerDataError(f"server sent malformed data: {exc}") from None
+        if not messages:
+            continue
+        progress.messages += len(messages)
+        # Only the newest frame is answered: an older board's reply would carry a
+        # stale id_package the server discards, and costs the newest one time.
+        last = len(messages) - 1
+        for i, (message, received_at) in enumerate(messages):
+            if debug:
+                log.debug("frame %r", message)
+            if i < last and not session.finished:
+                session.absorb(message)
+                continue
+            if session.finished:
+                break
+            reply = await session.respond(message, received_at)
+            if reply is not None:
+                await _send(writer, encode(reply, size), debug)
+        if session.finished:
+            return
+
+
+async def _send(writer: asyncio.StreamWriter, frame: bytes, debug: bool) -> None:
+    if debug:
+        log.debug("send %d bytes: %s", len(frame), frame.hex())
+    try:
+        writer.write(frame)
+        await writer.drain()
+    except (ConnectionError, OSError) as exc:
+        raise ConnectionLost(f"connection lost while sending: {exc!r}") from None
