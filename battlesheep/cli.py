@@ -18,6 +18,7 @@ COMMAND_MODULES = ["battlesheep.demo", "client.cli", "arena.cli"]
 BENCH_MODULES = [
     "battlesheep.bench_engine",
     "battlesheep.bench_belief",
+    "battlesheep.bench_strength",
     "client.bench",
     "arena.bench",
 ]

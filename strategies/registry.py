@@ -7,9 +7,14 @@ from typing import Any
 
 from strategies.base import ParameterError, Strategy
 from strategies.baselines import GreedyStrategy, RandomStrategy
+from strategies.hybrid import HybridStrategy
+from strategies.yardsticks import SeedlikeStrategy, UctStrategy
 
-STRATEGIES: dict[str, type[Strategy]] = {cls.name: cls for cls in (RandomStrategy, GreedyStrategy)}
-DEFAULT_STRATEGY = "greedy"
+STRATEGIES: dict[str, type[Strategy]] = {
+    cls.name: cls
+    for cls in (RandomStrategy, GreedyStrategy, SeedlikeStrategy, UctStrategy, HybridStrategy)
+}
+DEFAULT_STRATEGY = "hybrid"
 
 
 def make_strategy(name: str, params: Mapping[str, Any] | None = None) -> Strategy:

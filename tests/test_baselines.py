@@ -10,7 +10,7 @@ from state.geometry import Geometry
 from state.playout import random_placement
 from state.settings import SETTINGS
 from strategies.base import Budget, ParameterError
-from strategies.registry import STRATEGIES, make_strategy, parse_params, parse_seat
+from strategies.registry import make_strategy, parse_params, parse_seat
 
 
 def random_positions(game: int, count: int, seed: int = 0) -> list[GameState]:
@@ -32,7 +32,8 @@ def random_positions(game: int, count: int, seed: int = 0) -> list[GameState]:
     return out
 
 
-@pytest.mark.parametrize("name", sorted(STRATEGIES))
+# The searching strategies are covered with tiny budgets in test_strategies.py.
+@pytest.mark.parametrize("name", ["random", "greedy"])
 @pytest.mark.parametrize("game", [1, 2, 4])
 def test_baselines_return_legal_moves_or_none(name: str, game: int) -> None:
     strategy = make_strategy(name, {"seed": 1})
@@ -48,7 +49,7 @@ def test_baselines_return_legal_moves_or_none(name: str, game: int) -> None:
         assert state.ply == 0
 
 
-@pytest.mark.parametrize("name", sorted(STRATEGIES))
+@pytest.mark.parametrize("name", ["random", "greedy"])
 def test_baselines_place_on_a_free_border_cell(name: str) -> None:
     setting = SETTINGS[1]
     state = GameState(setting, random_geometry(setting, 4))

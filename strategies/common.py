@@ -1,0 +1,307 @@
+"""Pieces every searching strategy shares: determinization, rewards, cheap evaluation,
+split guesses and the heuristic playout policy.
+
+Everything here works on a ``GameState`` by make/unmake and leaves it as it found it.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from state.game import UNKNOWN, GameState, team_scores
+from state.geometry import FREE
+from state.scoring import tournament_points
+from state.settings import PLAYERS
+
+# --------------------------------------------------------------- game 3: hidden counts
+
+
+def determinize(state: GameState, seat: int) -> GameState:
+    """A state whose hidden counts (game 3) are filled in with a guess; the state itself
+    when nothing is hidden.
+
+    The guess is the reference agent's: each opponent's sheep not accounted for by
+    its known stacks are spread evenly over its hidden stacks (at least 1 each). One
+    small function, so that belief tracking can replace it later.
+    """
+    sheep = state.sheep
+    if not any(sheep[c] == UNKNOWN for p in PLAYERS for c in state.stacks[p]):
+        return state
+    out = state.copy()
+    total = state.setting.sheep
+    for p in PLAYERS:
+        cells = out.stacks[p]
+        hidden = [c for c in cells if out.sheep[c] == UNKNOWN]
+        if not hidden:
+            continue
+        known = sum(out.sheep[c] for c in cells if out.sheep[c] != UNKNOWN)
+        # Every cell holds at least one sheep, so a hidden stack holds at most this.
+        rest = max(total - known, len(hidden))
+        base, extra = divmod(rest, len(hidden))
+        for k, c in enumerate(hidden):
+            out.sheep[c] = max(1, base + (1 if k < extra else 0))
+    out.hash = out.hash_from_scratch()
+    return out
+
+
+# ------------------------------------------------------------------------ rewards
+
+
+def final_results(state: GameState) -> list[float]:
+    """What ranks the seats: rounded scores, or the pair averages in game 4."""
+    scores = state.scores()
+    return team_scores(scores) if state.setting.teams else [float(s) for s in scores]
+
+
+def rewards(state: GameState, margin: float) -> list[float]:
+    """Per-seat reward (index 0 is seat 1) of a finished game: rank points scaled to
+    [0, 1] plus a small score-margin term, so that among equal ranks a bigger lead
+    is preferred. In game 4 the ranking is by pair average, so partners share it."""
+    results = final_results(state)
+    points = tournament_points(results)
+    mean = sum(results) / 4
+    scale = margin / state.setting.cells
+    return [(points[i] - 1.0) * 0.25 + (results[i] - mean) * scale for i in range(4)]
+
+
+# ------------------------------------------------------------------- local geometry
+
+
+def free_dirs(owner: Sequence[int], cell_rays: Sequence[Sequence[int]]) -> int:
+    """Directions in which a stack on this cell could slide now."""
+    n = 0
+    for ray in cell_rays:
+        if ray and owner[ray[0]] == FREE:
+            n += 1
+    return n
+
+
+def area_split(state: GameState, cell: int, dst: int) -> int:
+    """A split guess: sheep in proportion to the room around the destination versus
+    the room left around the source (both counted after the slide)."""
+    count = state.sheep[cell]
+    if count <= 2:
+        return 1
+    owner = state.owner
+    rays = state.geometry.rays
+    owner[dst] = -2  # occupied for the count, restored below
+    room_src = free_dirs(owner, rays[cell])
+    room_dst = free_dirs(owner, rays[dst])
+    owner[dst] = FREE
+    if room_dst == 0:
+        return 1
+    if room_src == 0:
+        return count - 1
+    m = round(count * room_dst / (room_src + room_dst))
+    return min(count - 1, max(1, m))
+
+
+def split_candidates(count: int, area: int) -> list[int]:
+    """All split sizes of a stack, the promising ones first: the area guess, half,
+    1 and count-1, then the rest by closeness to the area guess."""
+    first: list[int] = []
+    for m in (area, count // 2, 1, count - 1):
+        if 1 <= m < count and m not in first:
+            first.append(m)
+    rest = sorted((m for m in range(1, count) if m not in first), key=lambda m: abs(m - area))
+    return first + rest
+
+
+# ---------------------------------------------------------------- cheap evaluation
+
+
+class EvalWeights:
+    """Weights of ``evaluate``; plain attributes so the hot path reads them fast."""
+
+    __slots__ = ("mobility", "potential", "waste")
+
+    def __init__(self, potential: float, waste: float, mobility: float) -> None:
+        self.potential = potential
+        self.waste = waste
+        self.mobility = mobility
+
+
+def evaluate(state: GameState, w: EvalWeights) -> list[float]:
+    """An estimate of each seat's final score (index 0 is seat 1).
+
+    Current score, plus the cells its movable sheep can still claim (at most the free
+    area its live stacks touch, shared among the seats that touch the same free
+    area), minus sheep stuck for good on stacks that can never move again, plus a
+    little mobility.
+    """
+    owner = state.owner
+    sheep = state.sheep
+    geometry = state.geometry
+    rays = geometry.rays
+    # Free cells in 8-connected areas: sliding moves along the 8 directions.
+    label: dict[int, int] = {}
+    sizes: list[int] = []
+    touch: list[int] = []  # bit mask of seats whose live stacks touch each area
+    out = [0.0, 0.0, 0.0, 0.0]
+    extra = [0, 0, 0, 0]
+    mob = [0, 0, 0, 0]
+    waste = [0, 0, 0, 0]
+    areas_of: list[list[int]] = [[], [], [], []]
+    for p in PLAYERS:
+        i = p - 1
+        for cell in state.stacks[p]:
+            count = sheep[cell]
+            if count <= 1:
+                continue
+            live = False
+            for ray in rays[cell]:
+                if not ray:
+                    continue
+                c = ray[0]
+                if owner[c] != FREE:
+                    continue
+                live = True
+                mob[i] += 1
+                a = label.get(c)
+                if a is None:
+                    a = len(sizes)
+                    label[c] = a
+                    stack = [c]
+                    size = 0
+                    while stack:
+                        x = stack.pop()
+                        size += 1
+                        for r in rays[x]:
+                            if r:
+                                y = r[0]
+                                if owner[y] == FREE and y not in label:
+                                    label[y] = a
+                                    stack.append(y)
+                    sizes.append(size)
+                    touch.append(0)
+                if not touch[a] & (1 << i):
+                    touch[a] |= 1 << i
+                    areas_of[i].append(a)
+            if live:
+                extra[i] += count - 1
+            else:
+                waste[i] += count - 1
+    for p in PLAYERS:
+        i = p - 1
+        share = 0.0
+        for a in areas_of[i]:
+            t = touch[a]
+            share += sizes[a] / ((t & 1) + (t >> 1 & 1) + (t >> 2 & 1) + (t >> 3 & 1))
+        potential = min(float(extra[i]), share)
+        out[i] = (
+            state.regions.score[p]
+            + w.potential * potential
+            - w.waste * waste[i]
+            + w.mobility * min(mob[i], 8)
+        )
+    return out
+
+
+def relative_value(values: Sequence[float], seat: int, teams: bool) -> float:
+    """One number for ``seat`` from per-seat values: own (or pair) value minus the best
+    opponent's, with a little of the mean of the others so that all of them count."""
+    i = seat - 1
+    if teams:
+        mine = (values[i] + values[(i + 2) % 4]) / 2
+        theirs = (values[(i + 1) % 4] + values[(i + 3) % 4]) / 2
+        return mine - theirs
+    others = [values[j] for j in range(4) if j != i]
+    return values[i] - 0.75 * max(others) - 0.25 * sum(others) / 3
+
+
+# -------------------------------------------------------------------- move features
+
+
+def slide_key(state: GameState, cell: int, dst: int, split: int) -> float:
+    """Cheap local worth of a slide for the player to move (priors, move ordering).
+
+    Plays the slide and looks around: the score gain, sheep left stranded on a stack
+    that can never move again (at the source or at the destination), opponents'
+    stacks trapped by the destination, and the room at the destination.
+    """
+    me = state.to_move
+    owner = state.owner
+    sheep = state.sheep
+    rays = state.geometry.rays
+    before = state.regions.score[me]
+    state.slide(cell, dst, split)
+    gain = state.regions.score[me] - before
+    left = sheep[cell]
+    stranded = 0
+    if left > 1 and free_dirs(owner, rays[cell]) == 0:
+        stranded += left - 1
+    room = free_dirs(owner, rays[dst])
+    if split > 1 and room == 0:
+        stranded += split - 1
+    trapped = 0
+    ally = state.setting.partner(me) or me
+    for ray in rays[dst]:
+        if not ray:
+            continue
+        c = ray[0]
+        o = owner[c]
+        if o > 0 and o != me and o != ally and sheep[c] > 1 and free_dirs(owner, rays[c]) == 0:
+            trapped += min(sheep[c] - 1, 8) + 2
+    state.undo()
+    return gain - 1.5 * stranded + 1.0 * trapped + 0.3 * min(room, 4)
+
+
+# ------------------------------------------------------------------ playout policy
+
+
+def heuristic_playout(
+    state: GameState, rng: random.Random, epsilon: float, samples: int, max_plies: int = 10_000
+) -> int:
+    """Epsilon-greedy play until nobody can move (or ``max_plies``), in place.
+
+    With probability ``epsilon`` a uniformly random slide, else the best of
+    ``samples`` random slides by a cheap key (room at the destination, own
+    neighbours, no stack left stranded); the split is the area guess. Returns the
+    plies played so the caller can undo them.
+    """
+    plies = 0
+    idle = 0
+    owner = state.owner
+    sheep = state.sheep
+    rays = state.geometry.rays
+    neighbours = state.geometry.neighbours
+    while idle < 4 and plies < max_plies:
+        slides = state.slides()
+        if not slides:
+            if state.done[state.to_move]:
+                state.skip_turn()
+            else:
+                state.apply_pass()
+            idle += 1
+            plies += 1
+            continue
+        idle = 0
+        n = len(slides)
+        if n == 1 or rng.random() < epsilon:
+            cell, _d, dst = slides[rng.randrange(n)]
+        else:
+            me = state.to_move
+            best = -1e9
+            cell = dst = -1
+            for _ in range(samples):
+                c, _d, d = slides[rng.randrange(n)]
+                owner[d] = me
+                room = free_dirs(owner, rays[d])
+                src_room = free_dirs(owner, rays[c])
+                owner[d] = FREE
+                key = min(room, 3) + rng.random()
+                for nb in neighbours[d]:
+                    if owner[nb] == me:
+                        key += 0.7
+                if src_room == 0 and sheep[c] > 2:
+                    key -= 3.0
+                if room == 0:
+                    key -= 3.0
+                if key > best:
+                    best, cell, dst = key, c, d
+        count = sheep[cell]
+        split = 1 if count == 2 else area_split(state, cell, dst)
+        state.slide(cell, dst, split)
+        plies += 1
+    return plies

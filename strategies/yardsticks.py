@@ -1,0 +1,263 @@
+"""Yardsticks: ``seedlike`` (the reference agent's algorithm) and ``uct`` (what most
+competing student agents are).
+
+- ``seedlike``: depth-2 alpha-beta (our move, then the next player's reply), one split
+  per move (half the stack), leaves scored by short runs of random play about 9
+  plies deep, each valued by our connected-area score. The C++ reference runs 90
+  simulations per leaf; here the count is scaled to the time per move.
+- ``uct``: plain UCT, half-stack splits, uniformly random playouts to the end of the
+  game, rank-point rewards backed up max^n style.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from pydantic import Field
+
+from state.game import GameState, Move
+from state.playout import random_playout
+from strategies.base import Budget, Strategy, StrategyParams
+from strategies.common import determinize, rewards
+
+
+def _most_room_placement(state: GameState, strategy: Strategy, budget: Budget) -> int:
+    def room(cell: int) -> int:
+        return sum(1 for nb in state.geometry.neighbours[cell] if state.owner[nb] == 0)
+
+    cells = state.initial_positions()
+    best = max(room(c) for c in cells)
+    cell = strategy.rng.choice([c for c in cells if room(c) == best])
+    budget.offer_placement(cell)
+    return cell
+
+
+def _half_slides(state: GameState) -> list[tuple[int, int, int, int]]:
+    """(cell, direction, dst, split) for every slide, split in half."""
+    sheep = state.sheep
+    return [(c, d, t, max(1, sheep[c] // 2)) for c, d, t in state.slides()]
+
+
+# ------------------------------------------------------------------------ seedlike
+
+
+class SeedlikeParams(StrategyParams):
+    simulations: int = Field(
+        0, ge=0, description="random runs per leaf; 0 scales the reference's 90 to the time"
+    )
+    reference_simulations: int = Field(90, ge=1, description="the C++ reference's runs per leaf")
+    rollout_plies: int = Field(9, ge=1, description="plies of random play per run")
+    time_fraction: float = Field(0.9, gt=0, le=1, description="share of the budget to use")
+
+
+class SeedlikeStrategy(Strategy):
+    """Depth-2 alpha-beta with random-run leaves, like the reference agent."""
+
+    name = "seedlike"
+    Params = SeedlikeParams
+    params: SeedlikeParams
+
+    def place(self, state: GameState, budget: Budget) -> int:
+        return _most_room_placement(state, self, budget)
+
+    def _leaf(self, state: GameState, me: int, sims: int) -> float:
+        rng = self.rng
+        sheep = state.sheep
+        total = 0.0
+        depth = self.params.rollout_plies
+        for _ in range(sims):
+            plies = 0
+            for _ in range(depth):
+                slides = state.slides()
+                if not slides:
+                    state.skip_turn()
+                else:
+                    cell, _d, dst = slides[rng.randrange(len(slides))]
+                    state.slide(cell, dst, rng.randint(1, sheep[cell] - 1))
+                plies += 1
+            total += state.regions.score[me]
+            for _ in range(plies):
+                state.undo()
+        return total / sims
+
+    def move(self, state: GameState, budget: Budget) -> Move | None:
+        start = time.monotonic()
+        work = determinize(state, state.to_move)
+        me = work.to_move
+        ours = _half_slides(work)
+        if not ours:
+            return None
+        first = Move(ours[0][0], ours[0][3], ours[0][1])
+        budget.offer_move(first)
+        p = self.params
+        stop_at = start + max(0.0, budget.remaining()) * p.time_fraction
+        sims = p.simulations
+        if sims == 0:
+            # Leaves ~ our moves x the next player's replies; scale the runs to fit.
+            work.slide(ours[0][0], ours[0][2], ours[0][3])
+            n_replies = max(1, len(work.slides()))
+            t0 = time.perf_counter()
+            self._leaf(work, me, 4)
+            per_run = max(1e-5, (time.perf_counter() - t0) / 4)
+            work.undo()
+            leaves = len(ours) * n_replies
+            # Alpha-beta visits fewer leaves than all of them; about half in practice.
+            sims = int((stop_at - time.monotonic()) / per_run / (0.5 * leaves))
+            sims = max(1, min(p.reference_simulations, sims))
+        best_value = -math.inf
+        best = first
+        leaves_done = 0
+        for cell, direction, dst, split in ours:
+            if time.monotonic() >= stop_at or budget.expired():
+                break
+            work.slide(cell, dst, split)
+            replies = _half_slides(work)
+            value = math.inf
+            if not replies:
+                work.skip_turn()
+                value = self._leaf(work, me, sims)
+                leaves_done += 1
+                work.undo()
+            else:
+                for rc, _rd, rdst, rsplit in replies:
+                    work.slide(rc, rdst, rsplit)
+                    v = self._leaf(work, me, sims)
+                    leaves_done += 1
+                    work.undo()
+                    value = min(value, v)
+                    if value <= best_value or budget.expired():
+                        break  # alpha cut: the reply already refutes this move
+            work.undo()
+            if value > best_value and not budget.expired():
+                best_value = value
+                best = Move(cell, split, direction)
+                budget.offer_move(best)
+        budget.info.update(
+            {"leaves": float(leaves_done), "sims_per_leaf": float(sims), "depth": 2.0}
+        )
+        return best
+
+
+# ----------------------------------------------------------------------------- uct
+
+
+class UctParams(StrategyParams):
+    exploration: float = Field(0.7, gt=0, description="UCB1 exploration constant")
+    margin: float = Field(0.05, ge=0, description="weight of the score margin in rewards")
+    time_fraction: float = Field(0.95, gt=0, le=1, description="share of the budget to use")
+    max_iterations: int = Field(0, ge=0, description="stop after this many (0: time only)")
+
+
+class _UctNode:
+    __slots__ = ("children", "move", "mover", "n", "untried", "w")
+
+    def __init__(self, mover: int, move: tuple[int, int, int, int] | None) -> None:
+        self.mover = mover  # seat that made the move into this node
+        self.move = move  # (cell, direction, dst, split); None for a pass
+        self.n = 0
+        self.w = 0.0
+        self.children: list[_UctNode] = []
+        self.untried: list[tuple[int, int, int, int] | None] | None = None
+
+
+class UctStrategy(Strategy):
+    """Plain UCT with uniformly random playouts to the end of the game."""
+
+    name = "uct"
+    Params = UctParams
+    params: UctParams
+
+    def place(self, state: GameState, budget: Budget) -> int:
+        return _most_room_placement(state, self, budget)
+
+    def _expand_moves(self, state: GameState) -> list[tuple[int, int, int, int] | None]:
+        moves: list[tuple[int, int, int, int] | None] = list(_half_slides(state))
+        if not moves and not state.is_terminal():
+            moves.append(None)
+        self.rng.shuffle(moves)
+        return moves
+
+    def move(self, state: GameState, budget: Budget) -> Move | None:
+        start = time.monotonic()
+        work = determinize(state, state.to_move)
+        me = work.to_move
+        if not work.slides():
+            return None
+        p = self.params
+        stop_at = start + max(0.0, budget.remaining()) * p.time_fraction
+        rng = self.rng
+        root = _UctNode(0, None)
+        root.untried = self._expand_moves(work)
+        first = root.untried[0]
+        assert first is not None
+        budget.offer_move(Move(first[0], first[3], first[1]))
+        c = p.exploration
+        iterations = 0
+        while True:
+            if budget.expired() or time.monotonic() >= stop_at:
+                break
+            if p.max_iterations and iterations >= p.max_iterations:
+                break
+            node = root
+            path = [root]
+            applied = 0
+            while not node.untried and node.children:
+                log_n = math.log(node.n)
+                best_u = -1.0
+                best_child = node.children[0]
+                for ch in node.children:
+                    u = ch.w / ch.n + c * math.sqrt(log_n / ch.n)
+                    if u > best_u:
+                        best_u, best_child = u, ch
+                node = best_child
+                mv = node.move
+                if mv is None:
+                    work.skip_turn()
+                else:
+                    work.slide(mv[0], mv[2], mv[3])
+                applied += 1
+                path.append(node)
+                if node.untried is None:
+                    node.untried = self._expand_moves(work)
+            if node.untried:
+                mv = node.untried.pop()
+                child = _UctNode(work.to_move, mv)
+                if mv is None:
+                    work.skip_turn()
+                else:
+                    work.slide(mv[0], mv[2], mv[3])
+                applied += 1
+                node.children.append(child)
+                path.append(child)
+            applied += random_playout(work, rng)
+            r = rewards(work, p.margin)
+            for _ in range(applied):
+                work.undo()
+            for nd in path:
+                nd.n += 1
+                if nd.mover:
+                    nd.w += r[nd.mover - 1]
+            iterations += 1
+            if iterations % 64 == 0:
+                self._offer(root, budget)
+        move = self._offer(root, budget)
+        budget.info.update(
+            {
+                "iterations": float(iterations),
+                "time_used": time.monotonic() - start,
+            }
+        )
+        assert me == work.to_move
+        return move
+
+    @staticmethod
+    def _offer(root: _UctNode, budget: Budget) -> Move:
+        if not root.children:
+            mv = root.untried[-1] if root.untried else None
+        else:
+            mv = max(root.children, key=lambda ch: ch.n).move
+        assert mv is not None
+        move = Move(mv[0], mv[3], mv[1])
+        budget.offer_move(move)
+        return move

@@ -1,0 +1,366 @@
+"""The searching strategies: legal moves under tight deadlines, alpha-beta against plain
+minimax, hashes after make/unmake, tactics, parameters and the self-play runner."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from battlesheep.selfplay import GameSpec, mean_ci95, play_game, rotations, seat_view
+from state.boardgen import random_geometry
+from state.game import UNKNOWN, GameState, Move
+from state.geometry import Geometry
+from state.playout import random_placement
+from state.settings import SETTINGS
+from strategies.alphabeta import INF, AlphaBeta
+from strategies.base import Budget, ParameterError
+from strategies.common import EvalWeights, determinize, evaluate
+from strategies.hybrid import HybridStrategy
+from strategies.params import load_params
+from strategies.registry import STRATEGIES, make_strategy
+
+SEARCHERS = ["seedlike", "uct", "hybrid"]
+WEIGHTS = EvalWeights(1.2, 1.0, 0.2)
+
+
+def positions(game: int, count: int, seed: int) -> list[GameState]:
+    """Positions from random play, from just after placement to the very end."""
+    rng = random.Random(seed)
+    out: list[GameState] = []
+    setting = SETTINGS[game]
+    while len(out) < count:
+        state = GameState(setting, random_geometry(setting, rng.getrandbits(32)))
+        random_placement(state, rng)
+        for _ in range(rng.choice([0, 10, 30, 45, 200])):
+            slides = state.slides()
+            if slides:
+                cell, _d, dst = rng.choice(slides)
+                state.slide(cell, dst, rng.randint(1, state.sheep[cell] - 1))
+            else:
+                state.skip_turn()
+        state.clear_history()
+        out.append(state)
+    return out
+
+
+def one_move_position() -> GameState:
+    """Seat 1 has a stack of 2 with exactly one slide: one legal move. Seat 2 has none."""
+    n = 12
+    playable = [False] * (n * n)
+    for x, y in ((0, 0), (1, 0), (2, 0), (5, 5), (7, 7), (9, 9)):
+        playable[x * n + y] = True
+    g = Geometry(n, playable)
+    state = GameState(SETTINGS[1], g)
+    for xy in ((0, 0), (5, 5), (7, 7), (9, 9)):
+        state.place(g.index(*xy))
+    # Fewer sheep than a placement gives, so that only one split is possible.
+    state.sheep[g.index(0, 0)] = 2
+    state.hash = state.hash_from_scratch()
+    state.clear_history()
+    return state
+
+
+def assert_legal(state: GameState, move: Move | None) -> None:
+    legal = state.legal_moves()
+    if not legal:
+        assert move is None
+    else:
+        assert move in legal
+
+
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
+@pytest.mark.parametrize("game", [1, 2, 3, 4])
+def test_every_strategy_returns_a_legal_move_or_none(name: str, game: int) -> None:
+    strategy = make_strategy(name, {"seed": 3})
+    for state in positions(game, 4, seed=game * 7):
+        seat = state.to_move
+        strategy.new_game(state.setting, seat)
+        view = seat_view(state, seat)
+        before = view.canonical()
+        budget = Budget.seconds(0.05)
+        move = strategy.move(view, budget)
+        assert view.canonical() == before  # the position handed over is left as it was
+        assert_legal(state, move)
+        if move is not None:
+            assert budget.best_move == move
+
+
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
+def test_one_legal_move_and_none(name: str) -> None:
+    state = one_move_position()
+    strategy = make_strategy(name, {"seed": 1})
+    strategy.new_game(state.setting, 1)
+    assert strategy.move(state, Budget.seconds(0.05)) == state.legal_moves()[0]
+    state.skip_turn()  # seat 2 at (3,0) cannot move at all
+    assert state.legal_moves() == []
+    assert strategy.move(state, Budget.seconds(0.05)) is None
+
+
+@pytest.mark.parametrize("name", SEARCHERS)
+@pytest.mark.parametrize("game", [1, 2])
+def test_tiny_budget_stops_in_time(name: str, game: int) -> None:
+    # A slow machine simulated by a budget of a few hundredths of a second.
+    strategy = make_strategy(name, {"seed": 5})
+    for state in positions(game, 3, seed=11 + game):
+        strategy.new_game(state.setting, state.to_move)
+        limit = 0.02
+        budget = Budget.seconds(limit)
+        t0 = time.monotonic()
+        move = strategy.move(state, budget)
+        assert time.monotonic() - t0 < limit + 0.1
+        assert_legal(state, move)
+
+
+def test_stop_from_another_thread_ends_the_search() -> None:
+    state = next(s for s in positions(2, 20, seed=4) if s.slides())
+    strategy = make_strategy("hybrid", {"seed": 1})
+    strategy.new_game(state.setting, state.to_move)
+    budget = Budget.seconds(30.0)
+    threading.Timer(0.1, budget.stop).start()
+    t0 = time.monotonic()
+    move = strategy.move(state, budget)
+    assert time.monotonic() - t0 < 1.0
+    assert_legal(state, move)
+
+
+def test_placement_is_a_free_border_cell_and_not_the_first() -> None:
+    setting = SETTINGS[1]
+    state = GameState(setting, random_geometry(setting, 21))
+    strategy = make_strategy("hybrid", {"seed": 2})
+    chosen = []
+    for _ in range(4):
+        cell = strategy.place(state, Budget.seconds(0.1))
+        assert cell in state.initial_positions()
+        chosen.append(cell)
+        state.place(cell)
+    assert chosen[0] != state.geometry.border[0] or chosen[1] != state.geometry.border[1]
+
+
+# ------------------------------------------------------------------ alpha-beta
+
+
+def _plain_brs(ab: AlphaBeta, state: GameState, depth: int, maxing: bool) -> float:
+    if depth <= 0:
+        return ab._leaf(state)
+    if maxing:
+        moves = ab._moves(state, False, None)
+        if not moves:
+            if state.is_terminal():
+                return ab._terminal_value(state)
+            state.skip_turn()
+            v = _plain_brs(ab, state, depth - 1, False)
+            state.undo()
+            return v
+        best = -INF
+        for mv in moves:
+            state.slide(mv[0], mv[2], mv[3])
+            best = max(best, _plain_brs(ab, state, depth - 1, False))
+            state.undo()
+        return best
+    best = INF
+    any_move = False
+    skipped = 0
+    while state.to_move != ab.seat:
+        if state.to_move != ab.ally:
+            for mv in ab._moves(state, False, None):
+                any_move = True
+                state.slide(mv[0], mv[2], mv[3])
+                extra = 0
+                while state.to_move != ab.seat:
+                    state.skip_turn()
+                    extra += 1
+                best = min(best, _plain_brs(ab, state, depth - 1, True))
+                for _ in range(extra + 1):
+                    state.undo()
+        state.skip_turn()
+        skipped += 1
+    if not any_move:
+        best = _plain_brs(ab, state, depth - 1, True)
+    for _ in range(skipped):
+        state.undo()
+    return best
+
+
+def _plain_paranoid(ab: AlphaBeta, state: GameState, depth: int, idle: int) -> float:
+    if idle >= 4:
+        return ab._terminal_value(state)
+    if depth <= 0:
+        return ab._leaf(state)
+    moves = ab._moves(state, False, None)
+    if not moves:
+        state.skip_turn()
+        v = _plain_paranoid(ab, state, depth, idle + 1)
+        state.undo()
+        return v
+    maxing = state.to_move in (ab.seat, ab.ally)
+    values = []
+    for mv in moves:
+        state.slide(mv[0], mv[2], mv[3])
+        values.append(_plain_paranoid(ab, state, depth - 1, 0))
+        state.undo()
+    return max(values) if maxing else min(values)
+
+
+@pytest.mark.parametrize("policy", ["brs", "paranoid"])
+@pytest.mark.parametrize("game", [1, 4])
+def test_alphabeta_equals_plain_minimax(policy: str, game: int) -> None:
+    rng = random.Random(game)
+    checked = 0
+    for state in positions(game, 30, seed=100 + game):
+        slides = state.slides()
+        if not slides or len(slides) > 6:
+            continue
+        depth = 2 if len(slides) > 3 else 3
+        ab = AlphaBeta(policy, WEIGHTS, splits=1)
+        h = state.hash
+        r = ab.search(state, Budget.seconds(60), time.monotonic() + 60, max_depth=depth)
+        assert state.hash == h and state.ply == 0
+        if r.solved and r.depth < depth:
+            depth = r.depth
+        plain = (
+            _plain_brs(ab, state, depth, True)
+            if policy == "brs"
+            else _plain_paranoid(ab, state, depth, 0)
+        )
+        assert r.value == pytest.approx(plain), (policy, depth)
+        checked += 1
+        if checked >= 4:
+            break
+    assert checked >= 2, rng
+
+
+def test_zobrist_hashes_agree_after_search_and_make_unmake() -> None:
+    rng = random.Random(9)
+    for state in positions(1, 6, seed=31):
+        h = state.hash
+        assert h == state.hash_from_scratch()
+        # Random make/unmake sequences, including skipped turns.
+        for _ in range(5):
+            plies = 0
+            for _ in range(rng.randrange(1, 12)):
+                slides = state.slides()
+                if slides:
+                    cell, _d, dst = rng.choice(slides)
+                    state.slide(cell, dst, rng.randint(1, state.sheep[cell] - 1))
+                else:
+                    state.skip_turn()
+                plies += 1
+                assert state.hash == state.hash_from_scratch()
+            for _ in range(plies):
+                state.undo()
+            assert state.hash == h
+        HybridStrategy({"seed": 1, "max_iterations": 30}).move(state, Budget.seconds(0.2))
+        assert state.hash == h and state.ply == 0
+
+
+def trap_position() -> tuple[GameState, Move]:
+    """Seat 1 on (5,4) can slide up a corridor or one cell down to (5,5), the only free
+    neighbour of the three opponents' stacks: the slide down traps all three."""
+    n = 12
+    cells = [(5, y) for y in range(0, 6)] + [(4, 5), (6, 5), (5, 6)]
+    playable = [False] * (n * n)
+    for x, y in cells:
+        playable[x * n + y] = True
+    g = Geometry(n, playable)
+    state = GameState(SETTINGS[1], g)
+    for xy in ((5, 4), (4, 5), (6, 5), (5, 6)):
+        state.place(g.index(*xy))
+    state.clear_history()
+    return state, Move(g.index(5, 4), 0, 8)
+
+
+@pytest.mark.parametrize("params", [{}, {"ab_fraction": 0.2}, {"ab_fraction": 1.0}])
+def test_the_slide_that_traps_three_stacks_is_found(params: dict[str, float]) -> None:
+    state, trap = trap_position()
+    strategy = HybridStrategy({"seed": 4, **params})
+    strategy.new_game(state.setting, 1)
+    move = strategy.move(state, Budget.seconds(0.3))
+    assert move is not None
+    assert (move.cell, move.direction) == (trap.cell, trap.direction)
+
+
+# -------------------------------------------------------------------- pieces
+
+
+def test_determinize_fills_hidden_counts_consistently() -> None:
+    state = positions(3, 1, seed=8)[0]
+    view = seat_view(state, 1)
+    assert any(view.sheep[c] == UNKNOWN for c in view.stacks[2])
+    det = determinize(view, 1)
+    assert det is not view
+    for p in (2, 3, 4):
+        counts = [det.sheep[c] for c in det.stacks[p]]
+        assert all(c >= 1 for c in counts)
+        assert sum(counts) >= 16 or sum(counts) == len(counts)
+    assert det.hash == det.hash_from_scratch()
+    assert det.legal_moves(2) is not None
+    assert determinize(state, 1) is state
+
+
+def test_evaluate_prefers_the_untrapped_side() -> None:
+    state, trap = trap_position()
+    base = evaluate(state, WEIGHTS)
+    state.apply(Move(trap.cell, 1, trap.direction))
+    after = evaluate(state, WEIGHTS)
+    assert after[0] > base[0]
+    assert all(after[i] < base[i] for i in (1, 2, 3))
+
+
+def test_tree_is_reused_between_turns() -> None:
+    state = next(s for s in positions(1, 20, seed=2) if len(s.slides()) >= 4)
+    strategy = HybridStrategy(
+        {"seed": 1, "max_iterations": 400, "ab_fraction": 0, "endgame_sheep": 0}
+    )
+    strategy.new_game(state.setting, state.to_move)
+    me = state.to_move
+    assert strategy.move(state, Budget.seconds(5)) is not None
+    # Everybody plays what the tree visited most, so the next position is in it.
+    node = strategy.mcts.root
+    while True:
+        assert node is not None and node.edges is not None
+        if not node.edges:
+            state.skip_turn()
+            node = node.pass_child
+        else:
+            edge = max(node.edges, key=lambda e: e.n)
+            split = max(edge.splits, key=lambda s: s.n)
+            state.apply(Move(edge.cell, split.split, edge.direction))
+            node = split.child
+        if state.to_move == me:
+            break
+    assert node is not None and node.n >= 1
+    expected = node.n
+    strategy.move(state, Budget.seconds(5))
+    assert strategy.mcts.reused == expected
+    assert strategy.mcts.root is node and node.n >= 400 + expected
+
+
+def test_parameters_from_file_and_errors(tmp_path: Path) -> None:
+    f = tmp_path / "p.toml"
+    f.write_text('seed = 3\n[hybrid]\nab_fraction = 0.3\npolicy = "paranoid"\n')
+    params = load_params(f, "hybrid")
+    assert params == {"seed": 3, "ab_fraction": 0.3, "policy": "paranoid"}
+    make_strategy("hybrid", params)
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[hybrid]\nab_fraction = [1, 2]\n")
+    with pytest.raises(ParameterError, match=r"bad\.toml.*hybrid\.ab_fraction"):
+        load_params(bad, "hybrid")
+    with pytest.raises(ParameterError, match=r"missing\.toml"):
+        load_params(tmp_path / "missing.toml")
+    with pytest.raises(ParameterError, match="c_puct"):
+        make_strategy("hybrid", {"c_puct": -1})
+
+
+def test_selfplay_game_and_rotation() -> None:
+    seats = rotations(("greedy", {}), [("random", {}), ("random", {}), ("random", {})])
+    assert [s.index(("greedy", {})) for s in seats] == [0, 1, 2, 3]
+    for game in (1, 3, 4):
+        record = play_game(GameSpec(game, 5, seats[game % 4], 0.05, 1))
+        assert sum(record.points) == pytest.approx(11.0)
+        assert record.illegal == [0, 0, 0, 0]
+    mean, half = mean_ci95([5.0, 3.0, 5.0, 1.0])
+    assert mean == 3.5 and half > 0
