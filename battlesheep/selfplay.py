@@ -1,8 +1,9 @@
 """In-process games between strategies, without the network: the measuring tool of the
 strategy layer.
 
-Each seat's strategy sees its own copy of the position (with other seats' counts
-hidden in game 3) and gets a ``Budget`` of the time limit; a seat with no legal
+Each seat's strategy sees what its client would hold (the boards it was sent,
+ingested turn by turn, other seats' counts hidden in game 3) and gets a
+``Budget`` of the time limit; a seat with no legal
 move passes without being asked, as on the course server. Games are played in
 seat rotation on shared boards and spread over a process pool.
 """
@@ -19,10 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from state.boardgen import random_geometry
-from state.game import UNKNOWN, GameState, IllegalMoveError, team_scores
+from state.game import GameState, IllegalMoveError, team_scores
+from state.observe import ingest, placement_report, state_from_observation
 from state.scoring import tournament_points
-from state.settings import PLAYERS, get_setting
-from strategies.base import Budget
+from state.settings import get_setting
+from strategies.base import Budget, Strategy
 from strategies.registry import make_strategy
 
 log = logging.getLogger(__name__)
@@ -50,16 +52,27 @@ class GameRecord:
     late: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
 
 
-def seat_view(state: GameState, seat: int) -> GameState:
-    """What a seat's client would hold: a copy, with others' counts hidden in game 3."""
-    view = state.copy()
-    if state.setting.hidden_counts:
-        for p in PLAYERS:
-            if p != seat:
-                for c in view.stacks[p]:
-                    view.sheep[c] = UNKNOWN
-        view.hash = view.hash_from_scratch()
-    return view
+class SeatViews:
+    """What each seat's client would hold: its own state, brought up to date by ``ingest``
+    from the boards it is sent (other seats' counts masked in game 3), and its strategy
+    told what each board showed, exactly as ``client.session`` does."""
+
+    def __init__(self, strategies: Sequence[Strategy]) -> None:
+        self.strategies = strategies
+        self.views: dict[int, GameState] = {}
+
+    def board_for(self, truth: GameState, seat: int) -> GameState:
+        board = truth.wire_map()
+        view = self.views.get(seat)
+        if view is None:
+            view = state_from_observation(truth.setting, board, None, seat, to_move=seat)
+            self.views[seat] = view
+            report = placement_report(view)
+        else:
+            report = ingest(view, board, truth.wire_sheep(seat), seat)
+        self.strategies[seat - 1].observe(view, report)
+        # The strategy may search in place; the view must stay the client's record.
+        return view.copy()
 
 
 def play_game(spec: GameSpec, grace: float = 0.1) -> GameRecord:
@@ -75,11 +88,12 @@ def play_game(spec: GameSpec, grace: float = 0.1) -> GameRecord:
         strat.new_game(setting, k + 1)
         strategies.append(strat)
     record = GameRecord(spec, [], [], figures=[[], [], [], []])
+    views = SeatViews(strategies)
     idle = 0
     while state.placing:
         seat = state.to_move
         budget = Budget.seconds(spec.time_limit)
-        cell = strategies[seat - 1].place(seat_view(state, seat), budget)
+        cell = strategies[seat - 1].place(views.board_for(state, seat), budget)
         try:
             state.place(cell)
         except IllegalMoveError:
@@ -95,7 +109,7 @@ def play_game(spec: GameSpec, grace: float = 0.1) -> GameRecord:
         idle = 0
         budget = Budget.seconds(spec.time_limit)
         t0 = time.monotonic()
-        move = strategies[seat - 1].move(seat_view(state, seat), budget)
+        move = strategies[seat - 1].move(views.board_for(state, seat), budget)
         used = time.monotonic() - t0
         if used > spec.time_limit + grace:
             record.late[seat - 1] += 1

@@ -27,7 +27,13 @@ from protocol import Board, ClientMessage, GameOver, InitialMap, MoveReply, Posi
 from protocol.messages import ServerMessage
 from state.game import GameState, IllegalMoveError, Move
 from state.geometry import FREE
-from state.observe import ObservationError, ingest, state_from_observation
+from state.observe import (
+    IngestReport,
+    ObservationError,
+    ingest,
+    placement_report,
+    state_from_observation,
+)
 from state.settings import GameSetting
 from strategies.base import Budget, Strategy
 
@@ -258,7 +264,17 @@ class GameSession:
             self.strategy.new_game(self.setting, seat)
         self.state = state
         self._last_move = None
+        self._observe(placement_report(state))
         return state
+
+    def _observe(self, report: IngestReport) -> None:
+        """Tell the strategy what the board showed; its bug must not cost the turn."""
+        assert self.state is not None
+        try:
+            self.strategy.observe(self.state, report)
+        except Exception as exc:
+            log.error("strategy %s failed to observe the board (%r)", self.strategy.name, exc)
+            log.debug("observe failure", exc_info=True)
 
     async def _initial_map(self, message: InitialMap, received_at: float) -> PositionReply:
         state = self._start(message)
@@ -324,9 +340,10 @@ class GameSession:
                 raise ServerDataError(
                     f"board {message.id_package} is no board of this game: {exc2}"
                 ) from None
-        else:
-            if report.resynced:
-                self.stats.resyncs += 1
+            report = IngestReport(resynced=True, reason="ingest failed")
+        if report.resynced:
+            self.stats.resyncs += 1
+        self._observe(report)
         deadline = self.limits.deadline(received_at)
         legal_moves = state.legal_moves(seat)
         if not legal_moves:

@@ -123,6 +123,16 @@ def state_from_observation(
     return state
 
 
+def placement_report(state: GameState) -> IngestReport:
+    """The placements an initial map shows, as ``ingest`` would report them."""
+    report = IngestReport()
+    for seat in PLAYERS:
+        for cell in state.stacks[seat]:
+            report.actions.append(Action(seat, "place", cell))
+            report.new_cells.append(cell)
+    return report
+
+
 def _explain_slide(
     state: GameState, seat: int, pending: list[int], counts: Sequence[int]
 ) -> tuple[int, int, int, tuple[int, ...]] | None:

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from state.game import GameState, Move
+from state.observe import IngestReport
 from state.settings import GameSetting
 
 
@@ -95,6 +96,15 @@ class Strategy(ABC):
         """Forget everything learned in an earlier game."""
         self.setting = setting
         self.seat = seat
+
+    def observe(self, state: GameState, report: IngestReport) -> None:
+        """A board was ingested into ``state``; ``report`` holds the actions that explain it.
+
+        Called before each choice, with the caller's own state (read it, do not keep
+        or change it). Strategies that reason about hidden counts (game 3) learn here;
+        ``report.resynced`` says the history was lost and the state rebuilt.
+        """
+        return None  # most strategies see everything they need in the state
 
     @abstractmethod
     def place(self, state: GameState, budget: Budget) -> int:

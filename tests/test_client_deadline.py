@@ -8,7 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from client.runner import SearchRunner
+from client.session import GameSession, TimeLimits
 from state.game import GameState, Move
+from state.settings import get_setting
 from strategies.base import Budget, Strategy
 from strategies.registry import make_strategy
 from tests.referee import Referee
@@ -118,7 +121,11 @@ async def test_strategy_that_never_returns_still_answers_legally_in_time() -> No
 async def test_best_move_so_far_is_sent_at_the_deadline() -> None:
     referee = Referee(1, seed=12, time_limit=LIMIT)
     strategy = PostsThenOverruns()
-    hangs = session(1, strategy)
+    # Room for every overrunning search: on a loaded machine the next board can
+    # come while earlier ones still burn, and skipping searches is another test.
+    hangs = GameSession(
+        get_setting(1), strategy, TimeLimits(LIMIT, MARGIN), SearchRunner(max_abandoned=64)
+    )
     sessions = [hangs] + [session(1, "greedy", seed=s) for s in (2, 3, 4)]
     result, _ = await run_game(referee, sessions)
     assert_clean(result)

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from battlesheep.selfplay import GameSpec, mean_ci95, play_game, rotations, seat_view
+from battlesheep.selfplay import GameSpec, mean_ci95, play_game, rotations
 from state.boardgen import random_geometry
 from state.game import UNKNOWN, GameState, Move
 from state.geometry import Geometry
+from state.observe import state_from_observation
 from state.playout import random_placement
 from state.settings import SETTINGS
 from strategies.alphabeta import INF, AlphaBeta
@@ -79,7 +80,9 @@ def test_every_strategy_returns_a_legal_move_or_none(name: str, game: int) -> No
     for state in positions(game, 4, seed=game * 7):
         seat = state.to_move
         strategy.new_game(state.setting, seat)
-        view = seat_view(state, seat)
+        view = state_from_observation(
+            state.setting, state.wire_map(), state.wire_sheep(seat), seat, to_move=seat
+        )
         before = view.canonical()
         budget = Budget.seconds(0.05)
         move = strategy.move(view, budget)
@@ -288,7 +291,9 @@ def test_the_slide_that_traps_three_stacks_is_found(params: dict[str, float]) ->
 
 def test_determinize_fills_hidden_counts_consistently() -> None:
     state = positions(3, 1, seed=8)[0]
-    view = seat_view(state, 1)
+    view = state_from_observation(
+        state.setting, state.wire_map(), state.wire_sheep(1), 1, to_move=state.to_move
+    )
     assert any(view.sheep[c] == UNKNOWN for c in view.stacks[2])
     det = determinize(view, 1)
     assert det is not view
