@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import random
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +19,15 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from arena.config import ConfigError, ServeOptions, default_input, read_input_file
+from arena.connections import Lobby
 from arena.match import MatchOptions, parse_entrants, run_match, stats_table, tally
 from arena.players import ProcessPlayer
 from arena.referee import GameRecord
 from arena.replay import ReplayError, read_replay, replay_lines, write_replay
 from arena.results import append_result, course_lines
-from arena.server import GamePlan, ServerConfig, game_seeds, serve_games
+from arena.server import GamePlan, ServerConfig, game_seeds, serve_games, serve_open
+from arena.viewer import cli as viewer_cli
+from protocol.endpoints import parse_endpoint
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -52,12 +57,32 @@ def register(sub: Any) -> None:
     serve.add_argument("--results", metavar="FILE", help="append one JSON line per game")
     serve.add_argument("--player-logs", metavar="DIR", help="players' output (default: a temp dir)")
     serve.add_argument("--connect-timeout", type=float, default=20.0)
+    serve.add_argument(
+        "--listen",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="tcp://host:port, ws://host:port/path or mqtt://[user:password@]host:port/match"
+        " (repeatable; players may use any of them in one game). With --listen and without"
+        " --players no programs are started: the first four team ids to connect are seated"
+        " in ascending order",
+    )
+    serve.add_argument(
+        "--token",
+        default=os.environ.get("BATTLESHEEP_TOKEN"),
+        help="shared secret WebSocket and MQTT players must send in their hello"
+        " (default: $BATTLESHEEP_TOKEN)",
+    )
+    viewer_cli.add_serve_arguments(serve)
     _common(serve)
     serve.set_defaults(func=run_serve)
 
-    replay = sub.add_parser("replay", help="print a recorded game turn by turn")
+    replay = sub.add_parser(
+        "replay", help="print a recorded game turn by turn, or show it in the browser (--open)"
+    )
     replay.add_argument("file", metavar="FILE")
     replay.add_argument("--no-boards", action="store_true", help="moves only")
+    viewer_cli.add_replay_arguments(replay)
     replay.set_defaults(func=run_replay)
 
     register_match(sub)
@@ -74,8 +99,24 @@ def _quiet(args: argparse.Namespace) -> None:
         logging.getLogger("arena").setLevel(logging.WARNING)
 
 
+def _listen_config(args: argparse.Namespace) -> tuple[str, int, tuple[str, ...], bool]:
+    """(TCP host, TCP port, other listener URLs, whether TCP listens) from --listen."""
+    if not args.listen:
+        return args.bind, args.port, (), True
+    endpoints = [parse_endpoint(url) for url in args.listen]
+    tcp = [e for e in endpoints if e.scheme == "tcp"]
+    if len(tcp) > 1:
+        raise ConfigError("--listen: give at most one tcp:// URL")
+    others = tuple(url for url, e in zip(args.listen, endpoints, strict=True) if e.scheme != "tcp")
+    if tcp:
+        return tcp[0].host, tcp[0].port, others, True
+    return args.bind, args.port, others, bool(args.players)
+
+
 def run_serve(args: argparse.Namespace) -> int:
     _quiet(args)
+    if args.listen and not args.players:
+        return run_open(args)
     try:
         players = read_input_file(args.players) if args.players else default_input()
         game = args.game if args.game is not None else players.game
@@ -119,16 +160,43 @@ def run_serve(args: argparse.Namespace) -> int:
         )
         for k, seed in enumerate(game_seeds(options.seed, options.games))
     ]
+    try:
+        host, port, listen, _ = _listen_config(args)
+    except (ConfigError, ValueError) as exc:
+        return _error(str(exc))
     config = ServerConfig(
-        host=options.bind,
-        port=options.port,
+        host=host,
+        port=port,
         time_limit=options.time_limit,
         connect_timeout=options.connect_timeout,
         handshake_timeout=options.handshake_timeout,
+        listen=listen,
+        token=args.token,
     )
 
+    on_game = _game_reporter(args, options.games)
+
+    def on_listening(port: int) -> None:
+        print(f"listening on {options.bind}:{port}; player logs in {logs}", file=sys.stderr)
+
+    try:
+        asyncio.run(
+            viewer_cli.watched(
+                args, config, lambda: serve_games(teams, plans, config, on_game, on_listening)
+            )
+        )
+    except OSError as exc:
+        return _error(f"cannot listen on {options.bind}:{options.port}: {exc.strerror or exc}")
+    return 0
+
+
+def _game_reporter(
+    args: argparse.Namespace, games: int
+) -> Callable[[GameRecord, dict[str, Any]], None]:
+    """After each game: the course's result lines, and --results / --record files."""
+
     def on_game(record: GameRecord, result: dict[str, Any]) -> None:
-        if options.games > 1:
+        if games > 1:
             print(f"game {result['index'] + 1} (setting {result['game']}, seed {result['seed']})")
         for line in course_lines(result):
             print(line)
@@ -139,17 +207,66 @@ def run_serve(args: argparse.Namespace) -> int:
             write_replay(Path(args.record) / name, record, result)
         sys.stdout.flush()
 
-    def on_listening(port: int) -> None:
-        print(f"listening on {options.bind}:{port}; player logs in {logs}", file=sys.stderr)
+    return on_game
 
+
+def run_open(args: argparse.Namespace) -> int:
+    """serve --listen without --players: seat four players started by hand, by team id."""
     try:
-        asyncio.run(serve_games(teams, plans, config, on_game, on_listening))
+        if args.game is None:
+            raise ConfigError("--game is needed when the players are not given by --players")
+        host, port, listen, tcp = _listen_config(args)
+        options = ServeOptions(
+            game=args.game,
+            bind=host,
+            port=port,
+            games=args.games,
+            time_limit=args.time_limit,
+            seed=args.seed,
+            connect_timeout=args.connect_timeout,
+        )
+    except (ConfigError, ValueError) as exc:
+        if isinstance(exc, ValidationError):
+            err = exc.errors()[0]
+            return _error(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}")
+        return _error(str(exc))
+    config = ServerConfig(
+        host=options.bind,
+        port=options.port,
+        time_limit=options.time_limit,
+        connect_timeout=options.connect_timeout,
+        handshake_timeout=options.handshake_timeout,
+        listen=listen,
+        token=args.token,
+        tcp=tcp,
+    )
+
+    def on_listening(lobby: Lobby) -> None:
+        where = [f"tcp://{options.bind}:{lobby.port}"] if tcp else []
+        where += [listener.url for listener in lobby.listeners]
+        print(
+            f"listening on {', '.join(where)}; waiting for four players (seated by team id)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    on_game = _game_reporter(args, options.games)
+
+    seeds = game_seeds(options.seed, options.games)
+    try:
+        asyncio.run(
+            viewer_cli.watched(
+                args, config, lambda: serve_open(options.game, seeds, config, on_game, on_listening)
+            )
+        )
     except OSError as exc:
-        return _error(f"cannot listen on {options.bind}:{options.port}: {exc.strerror or exc}")
+        return _error(f"cannot listen: {exc.strerror or exc}")
     return 0
 
 
 def run_replay(args: argparse.Namespace) -> int:
+    if args.open:
+        return viewer_cli.run_replay_open(args)
     try:
         replay = read_replay(args.file)
         for line in replay_lines(replay, boards=not args.no_boards):

@@ -18,9 +18,11 @@ import itertools
 import logging
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from arena.connections import Lobby, PlayerConnection, Reply, SeatStats
+from arena.connections import Lobby, Reply, SeatConnection, SeatStats
 from protocol import InitialMap, InvalidReply, MoveReply, PositionReply, ReplyKind, Turn
 from protocol.messages import Board
 from state.boardgen import initial_map, random_geometry
@@ -70,6 +72,19 @@ class GameRecord:
     """Seconds from a reply's arrival to the next request sent: the server's own work."""
 
 
+class GameListener(Protocol):
+    """Watches a game (the viewer): called in the referee's task, so it must not block."""
+
+    def game_started(
+        self, state: GameState, seed: int, teams: Sequence[int], time_limit: float
+    ) -> None: ...
+
+    def turn_played(self, event: Event, state: GameState) -> None:
+        """``event`` has just been applied to ``state`` (placements included)."""
+
+    def game_over(self, record: GameRecord) -> None: ...
+
+
 def _board(rows: list[list[int]]) -> Board:
     return tuple(tuple(row) for row in rows)
 
@@ -83,6 +98,7 @@ class Referee:
         time_limit: float,
         teams: list[int],
         stall_rounds: int = 3,
+        listener: GameListener | None = None,
     ) -> None:
         self.lobby = lobby
         self.setting = setting
@@ -90,6 +106,7 @@ class Referee:
         self.time_limit = time_limit
         self.teams = teams
         self.stall_rounds = stall_rounds
+        self.listener = listener
         self.state = GameState(setting, random_geometry(setting, seed))
         self.rng = random.Random(f"arena-placement-{seed}")
         self.ids = itertools.count(1)
@@ -98,7 +115,7 @@ class Referee:
         self._last_reply: float | None = None
 
     async def _ask(
-        self, conn: PlayerConnection, message: InitialMap | Turn, kind: ReplyKind
+        self, conn: SeatConnection, message: InitialMap | Turn, kind: ReplyKind
     ) -> tuple[Reply | None, str]:
         """Send the request and wait for its reply: (reply, 'ok'|'late'|'disconnect')."""
         sent = time.monotonic()
@@ -239,8 +256,13 @@ class Referee:
     async def play(self) -> GameRecord:
         started = time.monotonic()
         initial = initial_map(self.state.geometry)
+        listener = self.listener
+        if listener is not None:
+            listener.game_started(self.state, self.seed, self.teams, self.time_limit)
         for _ in PLAYERS:
             await self._placement()
+            if listener is not None:
+                listener.turn_played(self.events[-1], self.state)
         idle = 0
         stalled = False
         state = self.state
@@ -252,8 +274,10 @@ class Referee:
                 )
                 break
             idle = 0 if await self._turn() else idle + 1
+            if listener is not None:
+                listener.turn_played(self.events[-1], self.state)
         await self.lobby.end_game(next(self.ids))
-        return GameRecord(
+        record = GameRecord(
             setting=self.setting,
             seed=self.seed,
             teams=list(self.teams),
@@ -266,3 +290,6 @@ class Referee:
             stalled=stalled,
             overhead=self.overhead,
         )
+        if listener is not None:
+            listener.game_over(record)
+        return record

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.connections import Lobby
+from arena.listeners import make_listeners
 from arena.players import Player
-from arena.referee import GameRecord, Referee
+from arena.referee import GameListener, GameRecord, Referee
 from arena.results import result_of
 from state.settings import get_setting
 
@@ -47,6 +48,27 @@ class ServerConfig:
     connect_timeout: float = 20.0
     handshake_timeout: float = 2.0
     exit_grace: float = EXIT_GRACE
+    listener: GameListener | None = None
+    """Watches every game (the viewer of ``--http``)."""
+    listen: tuple[str, ...] = ()
+    """ws:// and mqtt:// URLs the players may also come in by (``arena.listeners``)."""
+    token: str | None = None
+    """The shared secret WebSocket and MQTT players must present."""
+    tcp: bool = True
+    """Whether the course's TCP socket (host, port) listens."""
+
+
+def make_lobby(teams: Sequence[int] | None, size: int, config: ServerConfig) -> Lobby:
+    """A lobby with every listener of the config (not started)."""
+    return Lobby(
+        teams,
+        size,
+        config.host,
+        config.port,
+        config.handshake_timeout,
+        listeners=make_listeners(config.listen, config.token),
+        tcp=config.tcp,
+    )
 
 
 GameDone = Callable[[GameRecord, dict[str, Any]], None]
@@ -86,7 +108,9 @@ async def play_one(lobby: Lobby, plan: GamePlan, config: ServerConfig) -> GameRe
             logger.warning(
                 "game %s: seats %s did not connect; playing without them", plan.index, missing
             )
-        referee = Referee(lobby, setting, plan.seed, config.time_limit, list(plan.teams))
+        referee = Referee(
+            lobby, setting, plan.seed, config.time_limit, list(plan.teams), listener=config.listener
+        )
         return await referee.play()
     finally:
         lobby.accepting = False
@@ -103,7 +127,7 @@ async def serve_games(
 ) -> list[dict[str, Any]]:
     """Play the plans one after the other on one listening socket; returns the results."""
     size = get_setting(plans[0].game).size if plans else 12
-    lobby = Lobby(teams, size, config.host, config.port, config.handshake_timeout)
+    lobby = make_lobby(teams, size, config)
     await lobby.start()
     if on_listening is not None:
         on_listening(lobby.port)
@@ -122,12 +146,55 @@ async def serve_games(
 
 async def play_single(plan: GamePlan, config: ServerConfig) -> tuple[GameRecord, dict[str, Any]]:
     """One game on its own server (its own port when ``config.port`` is 0)."""
-    lobby = Lobby(
-        plan.teams, get_setting(plan.game).size, config.host, config.port, config.handshake_timeout
-    )
+    lobby = make_lobby(plan.teams, get_setting(plan.game).size, config)
     await lobby.start()
     try:
         record = await play_one(lobby, plan, config)
     finally:
         await lobby.close()
     return record, result_of(record, plan.index)
+
+
+async def serve_open(
+    game: int,
+    seeds: Sequence[int],
+    config: ServerConfig,
+    on_game: GameDone | None = None,
+    on_listening: Callable[[Lobby], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Games between players started elsewhere: no programs are started.
+
+    The first four distinct team ids to connect (over any listener) are seated
+    in ascending order of team id; every game then waits for those four, the
+    first without a time limit, later ones for ``config.connect_timeout``.
+    """
+    setting = get_setting(game)
+    lobby = make_lobby(None, setting.size, config)
+    await lobby.start()
+    if on_listening is not None:
+        on_listening(lobby)
+    results = []
+    try:
+        for index, seed in enumerate(seeds):
+            lobby.new_game()
+            teams = await lobby.wait_teams()
+            try:
+                if not await lobby.wait_seated(config.connect_timeout):
+                    missing = [seat for seat in range(1, 5) if lobby.connection(seat) is None]
+                    logger.warning(
+                        "game %s: seats %s did not connect; playing without them", index, missing
+                    )
+                referee = Referee(
+                    lobby, setting, seed, config.time_limit, teams, listener=config.listener
+                )
+                record = await referee.play()
+            finally:
+                lobby.accepting = False
+                await lobby.drop_all()
+            result = result_of(record, index)
+            results.append(result)
+            if on_game is not None:
+                on_game(record, result)
+    finally:
+        await lobby.close()
+    return results

@@ -14,7 +14,12 @@ import logging
 import sys
 from collections.abc import Sequence
 
-COMMAND_MODULES = ["battlesheep.demo", "client.cli", "arena.cli"]
+COMMAND_MODULES = [
+    "battlesheep.demo",
+    "client.cli",
+    "arena.cli",
+    "battlesheep.schema",
+]
 BENCH_MODULES = [
     "battlesheep.bench_engine",
     "battlesheep.bench_belief",

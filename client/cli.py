@@ -5,12 +5,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
+from collections.abc import Coroutine
 from typing import Any
 
 from client.errors import ClientError, ExitCode
-from client.session import DEFAULT_MARGIN, DEFAULT_TIME_LIMIT, GameSession, TimeLimits
+from client.mqtt import MqttOptions, play_mqtt
+from client.session import DEFAULT_MARGIN, DEFAULT_TIME_LIMIT, GameSession, GameSummary, TimeLimits
 from client.tcp import ConnectOptions, play_tcp
+from client.ws import WsOptions, play_ws
 from protocol import TeamId
+from protocol.endpoints import Endpoint, parse_endpoint
 from state.settings import get_setting
 from strategies.base import ParameterError
 from strategies.registry import DEFAULT_STRATEGY, STRATEGIES, make_strategy, parse_params
@@ -18,11 +23,17 @@ from strategies.registry import DEFAULT_STRATEGY, STRATEGIES, make_strategy, par
 log = logging.getLogger("client")
 
 SAMPLE_STRATEGIES = ("random", "greedy")
+TRANSPORTS = ("tcp", "ws", "mqtt")
+DEFAULT_URLS = {
+    "tcp": "tcp://127.0.0.1:8887",
+    "ws": "ws://127.0.0.1:8765/",
+    "mqtt": "mqtt://127.0.0.1:1883/local",
+}
 
 
 def register(sub: Any) -> None:
     play: argparse.ArgumentParser = sub.add_parser(
-        "play", help="play one game on a course-protocol server (TCP)"
+        "play", help="play one game on a course-protocol server (TCP, WebSocket or MQTT)"
     )
     play.add_argument(
         "--strategy",
@@ -46,6 +57,23 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=_port, default=8887)
     p.add_argument("--team", type=int, default=1, help="team id sent on connect (default 1)")
+    p.add_argument(
+        "--transport",
+        choices=TRANSPORTS,
+        help="tcp (the course's binary protocol), ws (WebSocket) or mqtt (through a broker);"
+        " default: the scheme of --url, else tcp",
+    )
+    p.add_argument(
+        "--url",
+        metavar="URL",
+        help="tcp://host:port, ws://host:port/path or mqtt://[user:password@]host:port/match"
+        f" (defaults: {', '.join(DEFAULT_URLS.values())}; tcp uses --host/--port without it)",
+    )
+    p.add_argument(
+        "--token",
+        default=os.environ.get("BATTLESHEEP_TOKEN"),
+        help="the arena's shared secret for ws and mqtt (default: $BATTLESHEEP_TOKEN)",
+    )
     p.add_argument(
         "--param",
         action="append",
@@ -92,6 +120,19 @@ def _port(text: str) -> int:
     return port
 
 
+def _endpoint(args: argparse.Namespace) -> tuple[str, Endpoint | None]:
+    """The transport and its parsed URL (None: TCP on --host/--port); ValueError if they clash."""
+    if args.url is None:
+        transport = args.transport or "tcp"
+        if transport == "tcp":
+            return transport, None
+        return transport, parse_endpoint(DEFAULT_URLS[transport])
+    endpoint = parse_endpoint(args.url)
+    if args.transport is not None and args.transport != endpoint.scheme:
+        raise ValueError(f"--transport {args.transport} does not fit --url {args.url}")
+    return endpoint.scheme, endpoint
+
+
 def run_play(args: argparse.Namespace) -> int:
     return _run(args, args.strategy)
 
@@ -105,29 +146,63 @@ def _run(args: argparse.Namespace, strategy_name: str) -> int:
         strategy = make_strategy(strategy_name, parse_params(args.param))
         limits = TimeLimits(args.time_limit, args.margin)
         TeamId(team_id=args.team)  # a 32-bit int, or the wire cannot carry it
+        transport, endpoint = _endpoint(args)
     except (ParameterError, ValueError) as exc:
         log.error("%s", exc)
         return ExitCode.USAGE
     session = GameSession(get_setting(args.game), strategy, limits)
-    options = ConnectOptions(
-        host=args.host,
-        port=args.port,
-        team=args.team,
-        connect_for=args.connect_for,
-        reconnect_for=args.reconnect_for,
-    )
+    play: Coroutine[Any, Any, GameSummary]
+    if transport == "tcp":
+        host = args.host if endpoint is None else endpoint.host
+        port = args.port if endpoint is None else endpoint.port
+        where = f"{host}:{port}"
+        play = play_tcp(
+            session,
+            ConnectOptions(
+                host=host,
+                port=port,
+                team=args.team,
+                connect_for=args.connect_for,
+                reconnect_for=args.reconnect_for,
+            ),
+        )
+    elif transport == "ws":
+        where = args.url or DEFAULT_URLS["ws"]
+        play = play_ws(
+            session,
+            WsOptions(
+                url=where,
+                team=args.team,
+                token=args.token,
+                connect_for=args.connect_for,
+                reconnect_for=args.reconnect_for,
+            ),
+        )
+    else:
+        assert endpoint is not None
+        where = endpoint.url
+        play = play_mqtt(
+            session,
+            MqttOptions(
+                url=args.url or DEFAULT_URLS["mqtt"],
+                team=args.team,
+                token=args.token,
+                connect_for=args.connect_for,
+                reconnect_for=args.reconnect_for,
+            ),
+        )
     log.info(
-        "team %s plays game %s as %s on %s:%s (limit %.2f s, margin %.2f s)",
+        "team %s plays game %s as %s on %s over %s (limit %.2f s, margin %.2f s)",
         args.team,
         args.game,
         strategy_name,
-        args.host,
-        args.port,
+        where,
+        transport,
         limits.time_limit,
         limits.margin,
     )
     try:
-        summary = asyncio.run(play_tcp(session, options))
+        summary = asyncio.run(play)
     except ClientError as exc:
         log.error("%s", exc)
         return exc.exit_code

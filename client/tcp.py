@@ -19,10 +19,17 @@ import socket
 import time
 from dataclasses import dataclass
 
-from client.errors import ConnectionFailed, ServerDataError
+from client.errors import ServerDataError
+from client.lifecycle import (
+    ConnectionLost,
+    Progress,
+    answer,
+    play_reconnecting,
+    retry_connect,
+)
 from client.session import GameSession, GameSummary
 from protocol import NEED_DATA, ProtocolError, ServerStreamDecoder, TeamId, encode
-from protocol.messages import ServerMessage
+from protocol.messages import ClientMessage, ServerMessage
 
 log = logging.getLogger(__name__)
 
@@ -42,61 +49,31 @@ class ConnectOptions:
     backoff_max: float = 1.0
 
 
-class ConnectionLost(Exception):
-    """The server closed or reset the connection; ``str`` says how."""
-
-
-class Backoff:
-    """Jittered exponential delays: each at most twice the last, capped, at least half of it."""
-
-    def __init__(self, first: float, cap: float, rng: random.Random) -> None:
-        self._next = first
-        self._cap = cap
-        self._rng = rng
-
-    def delay(self) -> float:
-        d = self._next * self._rng.uniform(0.5, 1.0)
-        self._next = min(self._cap, self._next * 2)
-        return d
-
-
 async def connect(
     options: ConnectOptions, give_up_at: float, rng: random.Random
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """Open a connection, retrying until ``give_up_at`` (monotonic)."""
-    backoff = Backoff(options.backoff_first, options.backoff_max, rng)
-    attempts = 0
-    while True:
-        attempts += 1
-        try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(options.host, options.port),
-                timeout=max(0.1, min(5.0, give_up_at - time.monotonic())),
-            )
-        except (OSError, TimeoutError) as exc:
-            now = time.monotonic()
-            if now >= give_up_at:
-                raise ConnectionFailed(
-                    f"cannot connect to {options.host}:{options.port} after {attempts} attempts:"
-                    f" {exc or type(exc).__name__}"
-                ) from None
-            if attempts == 1:
-                log.info(
-                    "server %s:%s not reachable yet (%s); retrying",
-                    options.host,
-                    options.port,
-                    exc,
-                )
-            await asyncio.sleep(min(backoff.delay(), max(0.0, give_up_at - now)))
-            continue
-        sock = writer.get_extra_info("socket")
-        if sock is not None:
-            # Replies are tiny: without this, Nagle's algorithm can hold one back for
-            # the server's delayed ACK (40 ms or more).
-            with contextlib.suppress(OSError):
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        log.info("connected to %s:%s (attempt %s)", options.host, options.port, attempts)
-        return reader, writer
+
+    async def open_once(timeout: float) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        return await asyncio.wait_for(
+            asyncio.open_connection(options.host, options.port), timeout=timeout
+        )
+
+    reader, writer = await retry_connect(
+        open_once,
+        f"{options.host}:{options.port}",
+        give_up_at,
+        rng,
+        options.backoff_first,
+        options.backoff_max,
+    )
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        # Replies are tiny: without this, Nagle's algorithm can hold one back for
+        # the server's delayed ACK (40 ms or more).
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return reader, writer
 
 
 async def play_tcp(
@@ -107,38 +84,20 @@ async def play_tcp(
     Raises ``ServerDataError`` for malformed data and ``ConnectionFailed`` when
     no connection can be (re)established in time.
     """
-    rng = rng or random.Random()
-    give_up_at = time.monotonic() + options.connect_for
-    try:
-        while True:
-            reader, writer = await connect(options, give_up_at, rng)
-            progress = _Progress()
-            try:
-                await _serve(session, options, reader, writer, progress)
-            except ConnectionLost as lost:
-                if progress.messages:
-                    # Made progress on this connection: a fresh window from the loss.
-                    give_up_at = time.monotonic() + options.reconnect_for
-                log.warning(
-                    "%s; reconnecting for up to %.0f s",
-                    lost,
-                    max(0.0, give_up_at - time.monotonic()),
-                )
-                continue
-            finally:
-                writer.close()
-                with contextlib.suppress(OSError, ConnectionError):
-                    await writer.wait_closed()
-            return session.summary()
-    finally:
-        session.close()
+    chosen = rng or random.Random()
 
+    async def run_connection(give_up_at: float, progress: Progress) -> None:
+        reader, writer = await connect(options, give_up_at, chosen)
+        try:
+            await _serve(session, options, reader, writer, progress)
+        finally:
+            writer.close()
+            with contextlib.suppress(OSError, ConnectionError):
+                await writer.wait_closed()
 
-class _Progress:
-    __slots__ = ("messages",)
-
-    def __init__(self) -> None:
-        self.messages = 0
+    return await play_reconnecting(
+        session, run_connection, options.connect_for, options.reconnect_for
+    )
 
 
 async def _serve(
@@ -146,7 +105,7 @@ async def _serve(
     options: ConnectOptions,
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
-    progress: _Progress,
+    progress: Progress,
 ) -> None:
     """Send the team id and answer frames until game over (or raise ConnectionLost)."""
     size = session.setting.size
@@ -177,20 +136,11 @@ async def _serve(
         if not messages:
             continue
         progress.messages += len(messages)
-        # Only the newest frame is answered: an older board's reply would carry a
-        # stale id_package the server discards, and costs the newest one time.
-        last = len(messages) - 1
-        for i, (message, received_at) in enumerate(messages):
-            if debug:
-                log.debug("frame %r", message)
-            if i < last and not session.finished:
-                session.absorb(message)
-                continue
-            if session.finished:
-                break
-            reply = await session.respond(message, received_at)
-            if reply is not None:
-                await _send(writer, encode(reply, size), debug)
+
+        async def send(reply: ClientMessage) -> None:
+            await _send(writer, encode(reply, size), debug)
+
+        await answer(session, messages, send, debug)
         if session.finished:
             return
 
