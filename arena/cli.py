@@ -153,6 +153,7 @@ def run_serve(args: argparse.Namespace) -> int:
                     game=options.game,
                     log_path=logs / f"game{k + 1}-seat{seat}-team{entry.team}.log",
                     cwd=players.base_dir,
+                    time_limit=options.time_limit,
                 )
                 for seat, entry in enumerate(players.players, start=1)
             ],

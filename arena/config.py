@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from state.settings import PLAYERS
 
 INT32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
-PLACEHOLDERS = ("port", "host", "team", "game")
+PLACEHOLDERS = ("port", "host", "team", "game", "time_limit")
 
 
 class ConfigError(ValueError):
@@ -128,7 +128,8 @@ def parse_input_text(
 def default_input() -> InputFile:
     """The embedded local match: the default agent in seat 1 against three sample players."""
     battlesheep = f"{shlex.quote(sys.executable)} -m battlesheep"
-    common = "--game {game} --host {host} --port {port} --team {team}"
+    # The agents must plan for the server's limit, not their 3 s default.
+    common = "--game {game} --host {host} --port {port} --team {team} --time-limit {time_limit}"
     commands = ["play", "sample random", "sample greedy", "sample random"]
     text = "".join(f"{seat}\n{battlesheep} {c} {common}\n" for seat, c in enumerate(commands, 1))
     return parse_input_text(text + "1\n", "the embedded default config")

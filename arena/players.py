@@ -48,8 +48,10 @@ class ProcessPlayer:
         log_path: Path,
         cwd: Path | None = None,
         label: str = "",
+        time_limit: float = 3.0,
     ) -> None:
         self.command = command
+        self.time_limit = time_limit
         self.team = team
         self.game = game
         self.log_path = log_path
@@ -69,6 +71,7 @@ class ProcessPlayer:
             "host": host,
             "team": self.team,
             "game": self.game,
+            "time_limit": f"{self.time_limit:g}",
         }
         try:
             argv = command_argv(self.command, values, self.cwd)

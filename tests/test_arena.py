@@ -156,6 +156,27 @@ def test_serve_command_the_course_way(tmp_path: Path) -> None:
     assert final_state(read_replay(replays[1])).scores() == rows[1]["scores"]
 
 
+def test_embedded_default_match_plays_within_a_short_limit(tmp_path: Path) -> None:
+    """What `make run` plays: the agent is told the server's limit, so it is never late."""
+    results = tmp_path / "results.jsonl"
+    proc = subprocess.run(
+        [
+            *(sys.executable, "-m", "battlesheep", "serve", "--port", "0"),
+            *("--time-limit", "0.4", "--seed", "3", "--results", str(results)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (row,) = [json.loads(line) for line in results.read_text().splitlines()]
+    assert row["game"] == 1
+    assert row["late"] == [0, 0, 0, 0] and row["illegal"] == [0, 0, 0, 0]
+    assert sum(row["points"]) == 11
+    assert "player 1 is the project's agent" in proc.stdout
+
+
 def test_serve_reports_bad_input_by_line(tmp_path: Path) -> None:
     path = tmp_path / "input.txt"
     path.write_text("11\nplayer.exe\nxx\nplayer.exe\n13\na\n14\nb\n1\n")
