@@ -187,6 +187,8 @@ def run_serve(args: argparse.Namespace) -> int:
             )
         )
     except OSError as exc:
+        if exc.filename:  # a results, record or log path, not the socket
+            return _error(f"cannot write {exc.filename}: {exc.strerror or exc}")
         return _error(f"cannot listen on {options.bind}:{options.port}: {exc.strerror or exc}")
     return 0
 
@@ -261,6 +263,8 @@ def run_open(args: argparse.Namespace) -> int:
             )
         )
     except OSError as exc:
+        if exc.filename:
+            return _error(f"cannot write {exc.filename}: {exc.strerror or exc}")
         return _error(f"cannot listen: {exc.strerror or exc}")
     return 0
 

@@ -136,7 +136,9 @@ def course_lines(result: dict[str, Any]) -> list[str]:
 
 
 def append_result(path: str | Path, result: dict[str, Any]) -> None:
-    with Path(path).open("a", encoding="utf-8") as f:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with p.open("a", encoding="utf-8") as f:
         f.write(json.dumps(result, separators=(",", ":")) + "\n")
 
 

@@ -1,11 +1,12 @@
 """``battlesheep bench belief``: how well game-3 hidden counts are estimated.
 
-Game-3 games are played in-process by the given seats (the truth, counts
-included, is kept); each seat's view is then replayed observation by
-observation through ``ingest`` and the belief, and the error of the estimate
-of every other seat's stacks is compared with the published reference's
-guess (a seat's total over its number of stacks). The split-size prior is
-learned from separate training games of the same seats.
+Game records come from the arena's replays (``--replays DIR``: they hold every
+move and, through them, the true counts) or are played in-process by the given
+seats. Each seat's view is replayed observation by observation through
+``ingest`` and the belief, and the error of the estimate of every other seat's
+stacks is compared with the published reference's guess (a seat's total over
+its number of stacks). The split-size prior is learned from separate
+training games (the first half of the replays, or games of other seeds).
 """
 
 from __future__ import annotations
@@ -13,13 +14,17 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from arena.replay import ReplayError, initial_state, read_replay
 from battlesheep.cli import print_figures
 from state.belief import Belief, SplitPrior
 from state.boardgen import random_geometry
 from state.game import GameState, Move
+from state.geometry import Geometry
 from state.observe import Action, ingest, state_from_observation
 from state.settings import PLAYERS, get_setting
 from strategies.base import Budget
@@ -28,51 +33,75 @@ from strategies.registry import make_strategy, parse_seat
 
 @dataclass
 class GameRecord:
-    seed: int
-    # (seat, cell, split, direction); split 0 marks a placement, cell -1 a pass.
-    plays: list[tuple[int, int, int, int]]
+    geometry: Geometry
+    # (seat, kind, cell, split, direction), kind place/move/pass/skip as in replays.
+    plays: list[tuple[int, str, int, int, int]]
 
 
 def play_record(seed: int, seats: list[str], move_time: float) -> GameRecord:
     setting = get_setting(3)
-    truth = GameState(setting, random_geometry(setting, seed))
+    geometry = random_geometry(setting, seed)
+    truth = GameState(setting, geometry)
     players = []
     for i, spec in enumerate(seats):
         name, params = parse_seat(spec)
         player = make_strategy(name, {"seed": seed * 4 + i, **params})
         player.new_game(setting, i + 1)
         players.append(player)
-    plays: list[tuple[int, int, int, int]] = []
+    plays: list[tuple[int, str, int, int, int]] = []
     while truth.placing or not truth.is_terminal():
         seat = truth.to_move
         player = players[seat - 1]
         if truth.placing:
             cell = player.place(truth.copy(), Budget.seconds(move_time))
             truth.place(cell)
-            plays.append((seat, cell, 0, 0))
+            plays.append((seat, "place", cell, 0, 0))
             continue
         view = truth.copy()
         move = player.move(view, Budget.seconds(move_time)) if truth.has_moves(seat) else None
         if move is None:
             truth.apply_pass()
-            plays.append((seat, -1, 0, 0))
+            plays.append((seat, "pass", -1, 0, 0))
         else:
             truth.apply(move)
-            plays.append((seat, *move))
-    return GameRecord(seed, plays)
+            plays.append((seat, "move", *move))
+    return GameRecord(geometry, plays)
+
+
+def record_of_replay(path: Path) -> GameRecord:
+    replay = read_replay(path)
+    if int(replay["game"]) != 3:
+        raise ValueError(f"{path} is a game-{replay['game']} replay, not game 3")
+    geometry = initial_state(replay).geometry
+    n = geometry.size
+    plays: list[tuple[int, str, int, int, int]] = []
+    for e in replay["events"]:
+        kind = str(e["kind"])
+        cell = int(e["x"]) * n + int(e["y"]) if kind in ("place", "move") else -1
+        split, direction = (int(e["split"]), int(e["dir"])) if kind == "move" else (0, 0)
+        plays.append((int(e["seat"]), kind, cell, split, direction))
+    return GameRecord(geometry, plays)
+
+
+def _replay_play(truth: GameState, kind: str, cell: int, split: int, direction: int) -> None:
+    if kind == "place":
+        truth.place(cell)
+    elif kind == "move":
+        truth.apply(Move(cell, split, direction))
+    elif kind == "pass":
+        truth.apply_pass()
+    else:
+        truth.skip_turn()
 
 
 def observed_splits(record: GameRecord) -> list[tuple[int, int]]:
     """(stack size, split) of every move, read off the truth: the prior's training data."""
-    setting = get_setting(3)
-    truth = GameState(setting, random_geometry(setting, record.seed))
+    truth = GameState(get_setting(3), record.geometry)
     out = []
-    for _seat, cell, split, direction in record.plays:
-        if split == 0:
-            truth.place(cell) if cell >= 0 else truth.apply_pass()
-            continue
-        out.append((truth.sheep[cell], split))
-        truth.apply(Move(cell, split, direction))
+    for _seat, kind, cell, split, direction in record.plays:
+        if kind == "move":
+            out.append((truth.sheep[cell], split))
+        _replay_play(truth, kind, cell, split, direction)
     return out
 
 
@@ -81,13 +110,13 @@ def errors_of_view(
 ) -> list[tuple[float, float, int]]:
     """Per observation of ``viewer``: summed |median - truth|, |uniform guess - truth|, stacks."""
     setting = get_setting(3)
-    truth = GameState(setting, random_geometry(setting, record.seed))
+    truth = GameState(setting, record.geometry)
     mine: GameState | None = None
     belief = Belief(setting, viewer, prior=prior)
-    rng = random.Random(record.seed)
+    rng = random.Random(viewer)
     out: list[tuple[float, float, int]] = []
-    for seat, cell, split, direction in record.plays:
-        if seat == viewer and cell >= 0:  # the viewer was sent a board (not on a pass)
+    for seat, kind, cell, split, direction in record.plays:
+        if seat == viewer and kind != "pass":  # the viewer was sent a board
             board, sheep = truth.wire_map(), truth.wire_sheep()
             if mine is None:
                 mine = state_from_observation(setting, board, None, viewer, to_move=viewer)
@@ -109,21 +138,27 @@ def errors_of_view(
                         err_u += abs(guess - truth.sheep[c])
                         n += 1
                 out.append((err_b, err_u, n))
-        if split == 0:
-            truth.place(cell) if cell >= 0 else truth.apply_pass()
-        else:
-            truth.apply(Move(cell, split, direction))
+        _replay_play(truth, kind, cell, split, direction)
     return out
 
 
-def bench_belief(games: int, seats: list[str], move_time: float, samples: int) -> dict[str, float]:
-    training = [play_record(10_000 + i, seats, move_time) for i in range(max(4, games // 2))]
+def bench_belief(
+    games: int, seats: list[str], move_time: float, samples: int, replays: Path | None = None
+) -> dict[str, float]:
+    if replays is not None:
+        records = [record_of_replay(p) for p in sorted(replays.glob("*.msgpack"))]
+        if len(records) < 2:
+            raise ValueError(f"{replays} holds {len(records)} game-3 replays; at least 2 needed")
+        half = len(records) // 2
+        training, tests = records[:half], records[half:]
+    else:
+        training = [play_record(10_000 + i, seats, move_time) for i in range(max(4, games // 2))]
+        tests = [play_record(i, seats, move_time) for i in range(games)]
     learned = SplitPrior.fit([p for r in training for p in observed_splits(r)], 16)
     uniform = SplitPrior.uniform(16)
     totals = {"learned": [0.0, 0.0, 0], "uniform": [0.0, 0.0, 0]}
     observations = 0
-    for i in range(games):
-        record = play_record(i, seats, move_time)
+    for record in tests:
         for viewer in PLAYERS:
             for key, prior in (("learned", learned), ("uniform", uniform)):
                 rows = errors_of_view(record, viewer, prior, samples)
@@ -138,7 +173,8 @@ def bench_belief(games: int, seats: list[str], move_time: float, samples: int) -
     mae_learned = totals["learned"][0] / stacks
     mae_uniform_prior = totals["uniform"][0] / stacks
     return {
-        "games": float(games),
+        "games": float(len(tests)),
+        "training_games": float(len(training)),
         "observations": float(observations),
         "stack_estimates": stacks,
         "mae_reference_guess": mae_uniform_guess,
@@ -160,6 +196,12 @@ def register_bench(sub: Any) -> None:
     )
     p.add_argument("--move-time", type=float, default=0.2, help="seconds per move of the seats")
     p.add_argument("--samples", type=int, default=64, help="posterior draws per observation")
+    p.add_argument(
+        "--replays",
+        type=Path,
+        default=None,
+        help="a folder of game-3 arena replays (serve/match --record): first half trains the prior",
+    )
     p.set_defaults(func=run)
 
 
@@ -167,5 +209,10 @@ def run(args: argparse.Namespace) -> int:
     seats = [s.strip() for s in args.seats.split(",")]
     if len(seats) != 4:
         raise SystemExit(f"--seats needs four strategies, got {len(seats)}: {args.seats!r}")
-    print_figures(bench_belief(args.games, seats, args.move_time, args.samples))
+    try:
+        figures = bench_belief(args.games, seats, args.move_time, args.samples, args.replays)
+    except (ValueError, ReplayError) as exc:
+        print(f"bench belief: {exc}", file=sys.stderr)
+        return 2
+    print_figures(figures)
     return 0

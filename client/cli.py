@@ -91,9 +91,10 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--margin",
         type=float,
-        default=DEFAULT_MARGIN,
+        default=None,
         metavar="S",
-        help=f"seconds of the limit kept back for the reply to get out (default {DEFAULT_MARGIN})",
+        help="seconds of the limit kept back for the reply to get out"
+        f" (default {DEFAULT_MARGIN}, at most a quarter of the limit)",
     )
     p.add_argument(
         "--connect-for",
@@ -144,7 +145,7 @@ def run_sample(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, strategy_name: str) -> int:
     try:
         strategy = make_strategy(strategy_name, parse_params(args.param))
-        limits = TimeLimits(args.time_limit, args.margin)
+        limits = TimeLimits.for_limit(args.time_limit, args.margin)
         TeamId(team_id=args.team)  # a 32-bit int, or the wire cannot carry it
         transport, endpoint = _endpoint(args)
     except (ParameterError, ValueError) as exc:

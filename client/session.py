@@ -74,6 +74,14 @@ class TimeLimits:
                 f" not {self.margin}"
             )
 
+    @classmethod
+    def for_limit(cls, time_limit: float, margin: float | None = None) -> TimeLimits:
+        """The limits for ``time_limit`` with ``margin``, or by default ``DEFAULT_MARGIN``
+        capped at a quarter of the limit, so short test limits keep most of their time."""
+        if margin is None:
+            margin = min(DEFAULT_MARGIN, time_limit / 4)
+        return cls(time_limit, margin)
+
     def deadline(self, received_at: float) -> float:
         """When the reply to a frame whose last byte arrived at ``received_at`` must go."""
         return received_at + self.time_limit - self.margin

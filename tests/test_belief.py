@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import random
 import statistics
+import subprocess
+import sys
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -164,3 +167,24 @@ def test_bench_belief_replays_every_view_through_ingest() -> None:
     assert figures["observations"] > 10 and figures["stack_estimates"] > 50
     assert figures["mae_reference_guess"] > 0
     assert 0 < figures["mae_belief_uniform_prior"] < figures["mae_reference_guess"]
+
+
+def test_bench_belief_reads_arena_replays(tmp_path: Path) -> None:
+    """Game-3 replays recorded by a real arena match carry what the bench needs."""
+    record = tmp_path / "rec"
+    proc = subprocess.run(
+        [
+            *(sys.executable, "-m", "battlesheep", "serve", "--port", "0", "--game", "3"),
+            *("--games", "2", "--time-limit", "0.2", "--seed", "5", "--record", str(record)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    from battlesheep.bench_belief import bench_belief
+
+    figures = bench_belief(0, [], 0.0, samples=8, replays=record)
+    assert figures["games"] == 1 and figures["training_games"] == 1
+    assert figures["observations"] > 5
+    assert figures["mae_belief_learned_prior"] < figures["mae_reference_guess"]

@@ -174,3 +174,11 @@ async def test_a_bug_in_the_client_itself_does_not_lose_the_turn(
     result, _ = await run_game(referee, sessions)
     assert_clean(result)
     assert sum(len(result.replies(s)) for s in range(1, 5)) > 20
+
+
+def test_default_margin_is_capped_for_short_limits() -> None:
+    assert TimeLimits.for_limit(3.0).margin == 0.25
+    assert TimeLimits.for_limit(0.2).margin == pytest.approx(0.05)
+    assert TimeLimits.for_limit(0.2, 0.1).margin == 0.1
+    with pytest.raises(ValueError, match="margin"):
+        TimeLimits.for_limit(0.2, 0.3)
