@@ -181,6 +181,28 @@ def ingest(
     while state.ply:
         state.undo()
     report = IngestReport()
+    try:
+        _replay(state, owner_obs, counts, viewer, report)
+    except _Unexplained as exc:
+        log.warning("resynchronising seat %s from the board: %s", viewer, exc)
+        state.assign(state_from_observation(state.setting, board, sheep, viewer, to_move=viewer))
+        report.resynced = True
+        report.reason = str(exc)
+    return report
+
+
+class _Unexplained(Exception):
+    """The change since the last observation is no sequence of legal actions."""
+
+
+def _replay(
+    state: GameState,
+    owner_obs: Sequence[int],
+    counts: Sequence[int],
+    viewer: int,
+    report: IngestReport,
+) -> None:
+    """Apply the actions that explain the observation, reporting them, in seat order."""
     pending: dict[int, list[int]] = {p: [] for p in PLAYERS}
     for cell in state.geometry.cells:
         before, now = state.owner[cell], owner_obs[cell]
@@ -188,14 +210,7 @@ def ingest(
             continue
         if before != FREE:
             x, y = state.geometry.xy(cell)
-            return _resync(
-                state,
-                board,
-                sheep,
-                viewer,
-                report,
-                f"cell ({x}, {y}) changed owner from seat {before} to {now}",
-            )
+            raise _Unexplained(f"cell ({x}, {y}) changed owner from seat {before} to {now}")
         pending[now].append(cell)
         report.new_cells.append(cell)
 
@@ -209,7 +224,7 @@ def ingest(
         if state.placing:
             border = [c for c in mine if c in state.geometry.border_set]
             if not border:
-                return _resync(state, board, sheep, viewer, report, f"seat {p} placed no sheep")
+                raise _Unexplained(f"seat {p} placed no sheep")
             cell = max(border, key=lambda c: counts[c])
             state.place(cell)
             state.sheep[cell] = counts[cell] if counts[cell] == UNKNOWN else state.setting.sheep
@@ -222,20 +237,13 @@ def ingest(
         else:
             found = _explain_slide(state, p, mine, counts)
             if found is None:
-                return _resync(
-                    state,
-                    board,
-                    sheep,
-                    viewer,
-                    report,
-                    f"no slide of seat {p} explains its new cell",
-                )
+                raise _Unexplained(f"no slide of seat {p} explains its new cell")
             src, dst, split, sources = found
             state.slide(src, dst, split)
             mine.remove(dst)
             report.actions.append(Action(p, "move", src, dst, split, sources))
     else:
-        return _resync(state, board, sheep, viewer, report, "more new cells than turns could make")
+        raise _Unexplained("more new cells than turns could make")
 
     if not state.placing:
         while state.to_move != viewer:
@@ -244,30 +252,7 @@ def ingest(
             )
             state.skip_turn()
     if state.sheep != counts:
-        return _resync(
-            state,
-            board,
-            sheep,
-            viewer,
-            report,
-            "sheep counts differ from the moves that explain the new cells",
-        )
+        raise _Unexplained("sheep counts differ from the moves that explain the new cells")
     state.to_move = viewer
     state.hash = state.hash_from_scratch()
     state.clear_history()
-    return report
-
-
-def _resync(
-    state: GameState,
-    board: Sequence[Sequence[int]],
-    sheep: Sequence[Sequence[int]] | None,
-    viewer: int,
-    report: IngestReport,
-    reason: str,
-) -> IngestReport:
-    log.warning("resynchronising seat %s from the board: %s", viewer, reason)
-    state.assign(state_from_observation(state.setting, board, sheep, viewer, to_move=viewer))
-    report.resynced = True
-    report.reason = reason
-    return report
