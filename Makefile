@@ -29,5 +29,36 @@ test: $(STAMP) lint
 bench: $(STAMP)
 	$(BIN)/battlesheep bench engine
 
+# Course agents (README "Building the course agents"). TEAM is the team id the agent
+# sends: `make agent1 TEAM=7` builds dist/team7_agent1 from params/agent1.toml.
+AGENT ?= 1
+DIST ?= dist
+GAME ?= 1
+GAMES ?= 24
+LIMIT ?= 3.0
+COURSE_AGENTS := agent1 agent2 agent3 agent4
+
+.PHONY: agents $(COURSE_AGENTS) exe tune submission need-team
+
+need-team:
+	@test -n "$(TEAM)" || { echo "give the course team id: make $(MAKECMDGOALS) TEAM=<ID>"; exit 2; }
+
+$(COURSE_AGENTS): $(STAMP) need-team
+	$(BIN)/battlesheep build --agent $(@:agent%=%) --team $(TEAM) --out-dir $(DIST)
+
+agents: $(COURSE_AGENTS)
+
+exe: $(STAMP) need-team
+	$(BIN)/python -m pip install --quiet -e '.[exe]'
+	$(BIN)/battlesheep build --exe --agent $(AGENT) --team $(TEAM) --out-dir $(DIST)
+
+tune: $(STAMP)
+	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make tune A=a.toml B=b.toml GAME=1 [GAMES=24] [LIMIT=3.0]"; exit 2; }
+	$(BIN)/battlesheep tournament $(A) $(B) --game $(GAME) --games $(GAMES) --time-limit $(LIMIT)
+
+submission: $(STAMP) need-team
+	$(BIN)/python -m pip install --quiet -e '.[exe]'
+	$(BIN)/battlesheep submission --agent $(AGENT) --team $(TEAM) --out-dir $(DIST)
+
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache dist build

@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "client.cli",
     "arena.cli",
     "battlesheep.schema",
+    "tournament.cli",
 ]
 BENCH_MODULES = [
     "battlesheep.bench_engine",
@@ -26,6 +27,7 @@ BENCH_MODULES = [
     "battlesheep.bench_strength",
     "client.bench",
     "arena.bench",
+    "tournament.bench",
 ]
 
 

@@ -1,0 +1,105 @@
+"""``make agent1`` builds a single-file player that plays a full game against the arena."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tournament.build import CLIENT_PACKAGES
+from tournament.entrants import play_command
+from tournament.runner import play_task
+from tournament.schedule import GameTask
+
+ROOT = Path(__file__).resolve().parent.parent
+TEAM = 7
+
+
+def base_python() -> str:
+    """The interpreter outside the virtual environment: no project, no dependencies."""
+    for name in ("python3", "python"):
+        candidate = Path(sys.base_prefix) / "bin" / name
+        if candidate.exists():
+            return str(candidate)
+    pytest.skip("no base interpreter found")
+
+
+@pytest.fixture(scope="module")
+def agent1(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dist = tmp_path_factory.mktemp("dist")
+    run = subprocess.run(
+        ["make", "--no-print-directory", "agent1", f"TEAM={TEAM}", f"DIST={dist}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    built = dist / f"team{TEAM}_agent1"
+    assert built.is_file() and os.access(built, os.X_OK)
+    return built
+
+
+def test_client_packages_are_all_play_needs() -> None:
+    """The build copies CLIENT_PACKAGES only: `play` must not import anything else of ours."""
+    code = (
+        "import sys, tournament.agent_entry, client.cli\n"
+        "ours = {'battlesheep', 'arena', 'tournament', *sys.argv[1:]}\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & ours))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, *CLIENT_PACKAGES],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    ).stdout
+    assert eval(out) == sorted([*CLIENT_PACKAGES, "tournament"])
+
+
+def test_built_agent_defaults_to_the_course_server(agent1: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "SHIV_ROOT": str(tmp_path / "shiv")}
+    # Nothing listens on 8887 for long in a test run; a short --connect-for ends it.
+    run = subprocess.run(
+        [base_python(), "-I", "-S", str(agent1), "--connect-for", "0.3"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    assert f"team {TEAM} plays game 1 as hybrid on 127.0.0.1:8887" in run.stderr, run.stderr
+
+
+def test_built_agent_plays_a_full_game(
+    agent1: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHIV_ROOT", str(tmp_path / "shiv"))
+    limit = 0.5
+    player: tuple[str, ...] = (base_python(), "-I", "-S", str(agent1), "--host", "{host}")
+    player += ("--port", "{port}", "--time-limit", str(limit), "--margin", "0.15")
+    sample = play_command("random", {"seed": 5}, limit)
+    task = GameTask(
+        index=0,
+        game=1,
+        seed=11,
+        seats=(0, 1, 2, 3),
+        names=("agent1", "r2", "r3", "r4"),
+        commands=(player, sample, sample, sample),
+        teams=(TEAM, 102, 103, 104),
+        time_limit=limit,
+        connect_timeout=90.0,  # the first run unpacks the zipapp
+        log_dir=str(tmp_path / "logs"),
+    )
+    result = play_task(task)
+    log = next((tmp_path / "logs").glob("game1-seat1-*.log")).read_text()
+    assert f"team {TEAM} plays game 1 as hybrid" in log
+    for key in ("illegal", "late", "absent", "disconnects", "protocol_errors"):
+        assert result[key][0] == 0, (key, result, log[-2000:])
+    cells = sum(row.count(1) for row in result["final_map"])
+    assert cells >= 2 and result["scores"][0] > 0  # it placed and moved
+    assert not result["stalled"]
