@@ -1,4 +1,12 @@
-"""``battlesheep bench strength``: the main strategy against fields of yardsticks."""
+"""``battlesheep bench strength``: the main strategy against fields of yardsticks.
+
+A field is three seat specs, played with the measured strategy in every seat of
+each board. Game 3 needs nothing special (every seat sees only its own counts;
+``uct`` fills the rest with the reference's uniform guess). In game 4 the seat
+opposite the measured strategy is its partner: ``uct`` is then the main agent
+with a ``uct`` partner against two ``uct``, and ``pair-uct`` a pair of the
+measured strategy against a pair of ``uct``; both report the pair's win rate.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +15,7 @@ import time
 from typing import Any
 
 from battlesheep.cli import print_figures
-from battlesheep.selfplay import SeatSpec, match_specs, play_many, summarize
+from battlesheep.selfplay import SeatSpec, match_specs, pair_specs, play_many, summarize
 from strategies.params import load_params
 from strategies.registry import DEFAULT_STRATEGY, make_strategy, parse_params, parse_seat
 
@@ -17,6 +25,9 @@ FIELDS: dict[str, list[str]] = {
     "uct": ["uct"] * 3,
     "mixed": ["greedy", "seedlike", "uct"],
 }
+# Game 4 only: a pair of the measured strategy against a pair of this seat spec.
+PAIR_FIELDS: dict[str, str] = {"pair-uct": "uct", "pair-seedlike": "seedlike"}
+DEFAULT_FIELDS: dict[int, list[str]] = {3: ["uct"], 4: ["uct", "pair-uct"]}
 
 
 def register_bench(sub: Any) -> None:
@@ -37,8 +48,9 @@ def register_bench(sub: Any) -> None:
         action="append",
         default=None,
         metavar="FIELD",
-        help="greedy, seedlike, uct, mixed, or three seat specs joined by ',' "
-        "(e.g. 'hybrid:ab_fraction=0,uct,uct'); repeatable; default: all four",
+        help="greedy, seedlike, uct, mixed, pair-uct (game 4), or three seat specs joined "
+        "by ',' (e.g. 'hybrid:ab_fraction=0,uct,uct'); repeatable; default: all four "
+        "(game 3: uct; game 4: uct and pair-uct)",
     )
     p.set_defaults(func=run)
 
@@ -51,13 +63,19 @@ def run(args: argparse.Namespace) -> int:
     params.update(parse_params(args.param))
     make_strategy(name, params)  # fail early on a bad parameter
     main: SeatSpec = (name, params)
-    fields = args.field or list(FIELDS)
+    fields = args.field or DEFAULT_FIELDS.get(args.game, list(FIELDS))
     for fld in fields:
-        specs_text = FIELDS.get(fld) or fld.split(",")
-        if len(specs_text) != 3:
-            raise SystemExit(f"field {fld!r}: need three seat specs, not {len(specs_text)}")
-        others = [parse_seat(s) for s in specs_text]
-        planned = match_specs(args.game, main, others, args.games, args.time_limit, args.seed)
+        if fld in PAIR_FIELDS:
+            if args.game != 4:
+                raise SystemExit(f"field {fld!r} is a team field: it needs --game 4")
+            other = parse_seat(PAIR_FIELDS[fld])
+            planned = pair_specs(args.game, main, other, args.games, args.time_limit, args.seed)
+        else:
+            specs_text = FIELDS.get(fld) or fld.split(",")
+            if len(specs_text) != 3:
+                raise SystemExit(f"field {fld!r}: need three seat specs, not {len(specs_text)}")
+            others = [parse_seat(s) for s in specs_text]
+            planned = match_specs(args.game, main, others, args.games, args.time_limit, args.seed)
         t0 = time.monotonic()
         records = play_many([s for _seat, s in planned], args.jobs)
         figures = summarize(records, [seat for seat, _s in planned])

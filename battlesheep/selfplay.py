@@ -160,6 +160,28 @@ def match_specs(
     return out
 
 
+def pair_specs(
+    game: int,
+    main: SeatSpec,
+    other: SeatSpec,
+    games: int,
+    time_limit: float,
+    seed: int,
+) -> list[tuple[int, GameSpec]]:
+    """Game 4, a pair of ``main`` against a pair of ``other``: (a main seat, spec) for
+    ``games`` games, each board played twice, the main pair in seats 1 & 3 then 2 & 4."""
+    rng = random.Random(seed)
+    out: list[tuple[int, GameSpec]] = []
+    while len(out) < games:
+        board = rng.getrandbits(32)
+        for first in (1, 2):
+            if len(out) >= games:
+                break
+            seats = [main if (k - first) % 2 == 0 else other for k in range(1, 5)]
+            out.append((first, GameSpec(game, board, seats, time_limit, rng.getrandbits(31))))
+    return out
+
+
 def _run(spec: GameSpec) -> GameRecord:
     return play_game(spec)
 
@@ -198,6 +220,13 @@ def summarize(records: Sequence[GameRecord], seats: Sequence[int]) -> dict[str, 
         "late_moves": float(sum(r.late[s - 1] for r, s in zip(records, seats, strict=True))),
         "illegal_moves": float(sum(r.illegal[s - 1] for r, s in zip(records, seats, strict=True))),
     }
+    if records and get_setting(records[0].spec.game).teams:
+        # Partners share the pair's points: above the mean of 2.75 is a win.
+        wins = [1.0 if p > 2.75 else 0.5 if p == 2.75 else 0.0 for p in points]
+        rate, half = mean_ci95(wins)
+        out.update(
+            {"pair_win_rate": rate, "win_ci95_low": rate - half, "win_ci95_high": rate + half}
+        )
     figures = [f for r, s in zip(records, seats, strict=True) for f in r.figures[s - 1]]
     if figures:
         for key in ("iterations", "nodes", "depth", "ab_depth", "ab_nodes", "time_used"):

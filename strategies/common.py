@@ -235,30 +235,46 @@ def slide_key(state: GameState, cell: int, dst: int, split: int) -> float:
     if split > 1 and room == 0:
         stranded += split - 1
     trapped = 0
+    squeezed = 0
     ally = state.setting.partner(me) or me
     for ray in rays[dst]:
         if not ray:
             continue
         c = ray[0]
         o = owner[c]
-        if o > 0 and o != me and o != ally and sheep[c] > 1 and free_dirs(owner, rays[c]) == 0:
-            trapped += min(sheep[c] - 1, 8) + 2
+        if o <= 0 or o == me or sheep[c] <= 1:
+            continue
+        if o != ally:
+            if free_dirs(owner, rays[c]) == 0:
+                trapped += min(sheep[c] - 1, 8) + 2
+        else:
+            # Game 4: a cell next to the partner's live stack is room the pair had
+            # anyway; trapping the partner costs the pair what trapping an opponent wins.
+            squeezed += 1
+            if free_dirs(owner, rays[c]) == 0:
+                squeezed += min(sheep[c] - 1, 8) + 2
     state.undo()
-    return gain - 1.5 * stranded + 1.0 * trapped + 0.3 * min(room, 4)
+    return gain - 1.5 * stranded + 1.0 * trapped - 0.5 * squeezed + 0.3 * min(room, 4)
 
 
 # ------------------------------------------------------------------ playout policy
 
 
 def heuristic_playout(
-    state: GameState, rng: random.Random, epsilon: float, samples: int, max_plies: int = 10_000
+    state: GameState,
+    rng: random.Random,
+    epsilon: float,
+    samples: int,
+    max_plies: int = 10_000,
+    random_split: bool = False,
 ) -> int:
     """Epsilon-greedy play until nobody can move (or ``max_plies``), in place.
 
     With probability ``epsilon`` a uniformly random slide, else the best of
     ``samples`` random slides by a cheap key (room at the destination, own
-    neighbours, no stack left stranded); the split is the area guess. Returns the
-    plies played so the caller can undo them.
+    neighbours, no stack left stranded); the split is the area guess, or with
+    ``random_split`` uniformly random. Returns the plies played so the caller can
+    undo them.
     """
     plies = 0
     idle = 0
@@ -301,7 +317,12 @@ def heuristic_playout(
                 if key > best:
                     best, cell, dst = key, c, d
         count = sheep[cell]
-        split = 1 if count == 2 else area_split(state, cell, dst)
+        if count == 2:
+            split = 1
+        elif random_split:
+            split = rng.randint(1, count - 1)
+        else:
+            split = area_split(state, cell, dst)
         state.slide(cell, dst, split)
         plies += 1
     return plies

@@ -8,6 +8,14 @@ evaluation; each edge backs up the reward of the seat that made it (max^n), so
 every seat plays for itself (in game 4 the rewards are the pair's). Playouts are
 epsilon-greedy. The tree survives between turns of one game: the next search
 starts from the node that matches the new position, if the tree holds it.
+
+Game 3 (``search_worlds``): information-set MCTS. Each iteration draws the hidden
+counts from the belief and plays the iteration in that world, all worlds sharing
+one tree, so a move's value is its average over the worlds the belief allows and
+not its value in one guessed world. Another seat's slide exists in a world only if
+its stack holds two or more there (edges are bandits over the worlds where they are
+available), and its split is decided in the world (the area guess), since its size
+means nothing across worlds. Own counts are always known.
 """
 
 from __future__ import annotations
@@ -16,10 +24,18 @@ import math
 import random
 import time
 from collections import deque
+from collections.abc import Callable, Mapping
 
-from state.game import GameState, Move
+from state.game import UNKNOWN, GameState, Move
+from state.geometry import DIRECTION_KEYS, FREE
+from state.playout import random_playout
 from strategies.base import Budget
 from strategies.common import area_split, heuristic_playout, rewards, slide_key, split_candidates
+
+PLAYOUTS = ("heuristic", "heuristic-random", "random")
+
+# Draws one world of hidden counts: {cell: count} for other seats' stacks.
+WorldSampler = Callable[[random.Random], Mapping[int, int]]
 
 
 class Split:
@@ -35,7 +51,19 @@ class Split:
 class Edge:
     """A slide (cell, direction) of the seat to move, with its split choices."""
 
-    __slots__ = ("area", "cands", "cell", "count", "direction", "dst", "n", "prior", "splits", "w")
+    __slots__ = (
+        "area",
+        "avail",
+        "cands",
+        "cell",
+        "count",
+        "direction",
+        "dst",
+        "n",
+        "prior",
+        "splits",
+        "w",
+    )
 
     def __init__(self, cell: int, direction: int, dst: int, count: int, area: int) -> None:
         self.cell = cell
@@ -46,6 +74,8 @@ class Edge:
         self.prior = 0.0
         self.n = 0
         self.w = 0.0
+        # Game 3: the selections of its node in which this slide existed.
+        self.avail = 0
         self.splits: list[Split] = [Split(area)]
         self.cands: list[int] | None = None  # split sizes not opened yet, best first
 
@@ -71,6 +101,7 @@ class MctsConfig:
         "epsilon",
         "fpu",
         "margin",
+        "playout",
         "prior_temperature",
         "pw_alpha",
         "pw_base",
@@ -90,7 +121,14 @@ class MctsConfig:
         pw_base: int = 2,
         pw_c: float = 1.0,
         pw_alpha: float = 0.4,
+        playout: str = "heuristic",
     ) -> None:
+        # "heuristic": epsilon-greedy slides, area-guess splits; "heuristic-random":
+        # the same slides with uniformly random splits; "random": uniformly random
+        # slides and splits (uct's playouts).
+        if playout not in PLAYOUTS:
+            raise ValueError(f"playout must be one of {PLAYOUTS}, not {playout!r}")
+        self.playout = playout
         self.c_puct = c_puct
         self.c_split = c_split
         self.epsilon = epsilon
@@ -101,6 +139,15 @@ class MctsConfig:
         self.pw_base = pw_base
         self.pw_c = pw_c
         self.pw_alpha = pw_alpha
+
+
+def playout(state: GameState, rng: random.Random, cfg: MctsConfig) -> int:
+    """Play to the end in place with the configured policy; returns the plies played."""
+    if cfg.playout == "random":
+        return random_playout(state, rng)
+    return heuristic_playout(
+        state, rng, cfg.epsilon, cfg.samples, random_split=cfg.playout == "heuristic-random"
+    )
 
 
 def softmax(keys: list[float], temperature: float) -> list[float]:
@@ -294,7 +341,7 @@ class Mcts:
             if depth > self.max_depth:
                 self.max_depth = depth
             if not node.terminal:
-                applied += heuristic_playout(state, rng, cfg.epsilon, cfg.samples)
+                applied += playout(state, rng, cfg)
             r = rewards(state, cfg.margin)
             for _ in range(applied):
                 state.undo()
@@ -315,6 +362,185 @@ class Mcts:
             it += 1
             if it % 32 == 0:
                 self.offer(budget)
+        self.iterations += it
+
+    # ------------------------------------------------------- game 3: many worlds
+    def expand_open(self, node: Node, state: GameState, never: set[int]) -> None:
+        """Edges of another seat whose counts are hidden: every slide of every stack not
+        known to hold one sheep, whether or not it can move in this world."""
+        owner = state.owner
+        sheep = state.sheep
+        rays = state.geometry.rays
+        edges: list[Edge] = []
+        keys: list[float] = []
+        for cell in state.stacks[state.to_move]:
+            if cell in never:
+                continue
+            for k, ray in enumerate(rays[cell]):
+                dst = -1
+                for c in ray:
+                    if owner[c] != FREE:
+                        break
+                    dst = c
+                if dst < 0:
+                    continue
+                movable = sheep[cell] >= 2
+                area = area_split(state, cell, dst) if movable else 1
+                edges.append(Edge(cell, DIRECTION_KEYS[k], dst, 0, area))
+                # A slide this world does not allow still needs a prior: a low one.
+                keys.append(slide_key(state, cell, dst, area) if movable else -3.0)
+        for e, pr in zip(edges, softmax(keys, self.cfg.prior_temperature), strict=True):
+            e.prior = pr
+        node.edges = edges
+
+    def search_worlds(
+        self,
+        state: GameState,
+        budget: Budget,
+        stop_at: float,
+        sample: WorldSampler,
+        max_iterations: int = 0,
+    ) -> None:
+        """Information-set MCTS over hidden counts: like ``search``, but every iteration
+        first draws the hidden counts of ``state`` (``UNKNOWN`` cells) with ``sample``.
+
+        ``state`` is left as it was, hidden counts included.
+        """
+        cfg = self.cfg
+        rng = self.rng
+        root = self.root
+        assert root is not None
+        me = state.to_move
+        sheep = state.sheep
+        hidden = [c for cells in state.stacks for c in cells if sheep[c] == UNKNOWN]
+        # Hidden stacks that hold one sheep in every draw cannot move in any world.
+        draws = [sample(rng) for _ in range(16)]
+        never = {c for c in hidden if all(d.get(c, 2) <= 1 for d in draws)}
+        c_puct = cfg.c_puct
+        c_split = cfg.c_split
+        pw_base, pw_c, pw_alpha = cfg.pw_base, cfg.pw_c, cfg.pw_alpha
+        fpu = cfg.fpu
+        monotonic = time.monotonic
+        it = 0
+        try:
+            while True:
+                if max_iterations and it >= max_iterations:
+                    break
+                if monotonic() >= stop_at or budget.expired():
+                    break
+                world = draws.pop() if draws else sample(rng)
+                for c in hidden:
+                    # The sampler covers every hidden stack; 1 is never impossible.
+                    sheep[c] = world.get(c, 1)
+                node = root
+                trail: list[tuple[Edge | None, Split | Node, int]] = []
+                applied = 0
+                finished = False
+                while True:
+                    if node.edges is None:
+                        if node.to_move == me:
+                            self.expand(node, state)
+                        else:
+                            self.expand_open(node, state, never)
+                        self.nodes += 1
+                        break
+                    mover = node.to_move
+                    if mover == me:
+                        avail = node.edges
+                    else:
+                        avail = [e for e in node.edges if sheep[e.cell] >= 2]
+                    if not avail:
+                        if state.is_terminal():
+                            finished = True
+                            break
+                        state.skip_turn()
+                        applied += 1
+                        if node.pass_child is None:
+                            node.pass_child = Node(state.to_move, state.hash)
+                            trail.append((None, node.pass_child, mover))
+                            node = node.pass_child
+                            break
+                        trail.append((None, node.pass_child, mover))
+                        node = node.pass_child
+                        continue
+                    parent_q = 0.0
+                    nq = 0
+                    for e in avail:
+                        e.avail += 1
+                        if e.n:
+                            parent_q += e.w
+                            nq += e.n
+                    parent_q = parent_q / nq - fpu if nq else 0.5
+                    best_u = -1e18
+                    best_e = avail[0]
+                    for e in avail:
+                        q = e.w / e.n if e.n else parent_q
+                        u = q + c_puct * e.prior * math.sqrt(e.avail) / (1 + e.n)
+                        if u > best_u:
+                            best_u, best_e = u, e
+                    e = best_e
+                    splits = e.splits
+                    if mover != me:
+                        s = splits[0]
+                        split = area_split(state, e.cell, e.dst)
+                    else:
+                        if e.count > 2:
+                            width = pw_base + int(pw_c * e.n**pw_alpha)
+                            if len(splits) < width:
+                                if e.cands is None:
+                                    cands = split_candidates(e.count, e.area)
+                                    cands.remove(e.area)
+                                    e.cands = cands
+                                if e.cands:
+                                    splits.append(Split(e.cands.pop(0)))
+                        s = splits[0]
+                        if len(splits) > 1:
+                            best_s = -1e18
+                            log_n = math.log(e.n + 1)
+                            for sp in splits:
+                                if sp.n == 0:
+                                    s = sp
+                                    break
+                                u = sp.w / sp.n + c_split * math.sqrt(log_n / sp.n)
+                                if u > best_s:
+                                    best_s, s = u, sp
+                        split = s.split
+                    state.slide(e.cell, e.dst, split)
+                    applied += 1
+                    trail.append((e, s, mover))
+                    if s.child is None:
+                        s.child = Node(state.to_move, state.hash)
+                        node = s.child
+                        break
+                    node = s.child
+                depth = len(trail)
+                if depth > self.max_depth:
+                    self.max_depth = depth
+                if not finished:
+                    applied += playout(state, rng, cfg)
+                r = rewards(state, cfg.margin)
+                for _ in range(applied):
+                    state.undo()
+                root.n += 1
+                for edge, item, mover in trail:
+                    reward = r[mover - 1]
+                    if edge is not None:
+                        edge.n += 1
+                        edge.w += reward
+                        assert isinstance(item, Split)
+                        item.n += 1
+                        item.w += reward
+                        if item.child is not None:
+                            item.child.n += 1
+                    else:
+                        assert isinstance(item, Node)
+                        item.n += 1
+                it += 1
+                if it % 32 == 0:
+                    self.offer(budget)
+        finally:
+            for c in hidden:
+                sheep[c] = UNKNOWN
         self.iterations += it
 
     # ------------------------------------------------------------------ results

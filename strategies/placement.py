@@ -16,7 +16,8 @@ def static_placement_scores(state: GameState) -> dict[int, float]:
     """A score per free border cell (higher is better), from the position alone.
 
     Long free rays mean room to slide; many free cells close by mean an area to
-    grow into; distance from placed opponents means less contest.
+    grow into; distance from placed opponents means less contest, and in game 4
+    distance from the partner (weighted more) means the pair does not share its room.
     """
     owner = state.owner
     geometry = state.geometry
@@ -26,6 +27,8 @@ def static_placement_scores(state: GameState) -> dict[int, float]:
     others = [
         c for p in (1, 2, 3, 4) if p not in (me, ally) for c in state.stacks[p] if owner[c] == p
     ]
+    # Game 4: room shared with the partner is room the pair already has.
+    partner = state.stacks[ally] if ally else []
     out: dict[int, float] = {}
     for cell in state.initial_positions():
         rays_room = 0
@@ -47,7 +50,11 @@ def static_placement_scores(state: GameState) -> dict[int, float]:
         for c in others:
             ox, oy = divmod(c, n)
             dist = min(dist, max(abs(ox - x), abs(oy - y)))
-        out[cell] = 1.0 * rays_room + 0.6 * local + 1.5 * min(dist, 5)
+        near = 8
+        for c in partner:
+            ox, oy = divmod(c, n)
+            near = min(near, max(abs(ox - x), abs(oy - y)))
+        out[cell] = 1.0 * rays_room + 0.6 * local + 1.5 * min(dist, 5) + 2.0 * min(near, 5)
     return out
 
 

@@ -21,6 +21,8 @@ from strategies.alphabeta import INF, AlphaBeta
 from strategies.base import Budget, ParameterError
 from strategies.common import EvalWeights, determinize, evaluate
 from strategies.hybrid import HybridStrategy
+from strategies.mcts import MctsConfig
+from strategies.mcts import playout as run_playout
 from strategies.params import load_params
 from strategies.registry import STRATEGIES, make_strategy
 
@@ -317,8 +319,16 @@ def test_evaluate_prefers_the_untrapped_side() -> None:
 
 def test_tree_is_reused_between_turns() -> None:
     state = next(s for s in positions(1, 20, seed=2) if len(s.slides()) >= 4)
+    # Area-guess playouts: a sharper split choice, so the most visited line is deep
+    # enough in 400 iterations for the walk below.
     strategy = HybridStrategy(
-        {"seed": 1, "max_iterations": 400, "ab_fraction": 0, "endgame_sheep": 0}
+        {
+            "seed": 1,
+            "max_iterations": 400,
+            "ab_fraction": 0,
+            "endgame_sheep": 0,
+            "playout": "heuristic",
+        }
     )
     strategy.new_game(state.setting, state.to_move)
     me = state.to_move
@@ -369,3 +379,19 @@ def test_selfplay_game_and_rotation() -> None:
         assert record.illegal == [0, 0, 0, 0]
     mean, half = mean_ci95([5.0, 3.0, 5.0, 1.0])
     assert mean == 3.5 and half > 0
+
+
+@pytest.mark.parametrize("playout", ["heuristic", "heuristic-random", "random"])
+def test_every_playout_policy_ends_the_game_and_undoes_exactly(playout: str) -> None:
+    rng = random.Random(4)
+    for state in positions(1, 6, seed=5):
+        before = state.canonical()
+        plies = run_playout(state, rng, MctsConfig(playout=playout))
+        assert state.is_terminal()
+        for _ in range(plies):
+            state.undo()
+        assert state.canonical() == before and state.hash == state.hash_from_scratch()
+    with pytest.raises(ValueError, match="playout must be one of"):
+        MctsConfig(playout="smart")
+    with pytest.raises(ParameterError, match="playout"):
+        HybridStrategy({"playout": "smart"})
