@@ -159,6 +159,28 @@ def softmax(keys: list[float], temperature: float) -> list[float]:
     return [e / total for e in ex]
 
 
+Trail = list[tuple[Edge | None, Split | Node, int]]
+
+
+def backup(root: Node, trail: Trail, r: list[float]) -> None:
+    """Add one iteration's rewards along its path: each edge and split gets the reward
+    of the seat that chose it (max^n), each pass node its visit."""
+    root.n += 1
+    for edge, item, mover in trail:
+        if edge is not None:
+            reward = r[mover - 1]
+            edge.n += 1
+            edge.w += reward
+            assert isinstance(item, Split)
+            item.n += 1
+            item.w += reward
+            if item.child is not None:
+                item.child.n += 1
+        else:
+            assert isinstance(item, Node)
+            item.n += 1
+
+
 class Mcts:
     """A search tree kept across turns of one game."""
 
@@ -226,6 +248,33 @@ class Mcts:
         for e in root.edges:
             e.prior = (1 - weight) * e.prior + weight * priors.get((e.cell, e.direction), 0.0)
 
+    def choose_split(self, e: Edge) -> Split:
+        """The split size to try on slide ``e``: progressive widening opens more sizes as
+        the slide is visited (best candidates first), UCB1 chooses among the open ones."""
+        cfg = self.cfg
+        splits = e.splits
+        if e.count > 2:
+            width = cfg.pw_base + int(cfg.pw_c * e.n**cfg.pw_alpha)
+            if len(splits) < width:
+                if e.cands is None:
+                    cands = split_candidates(e.count, e.area)
+                    cands.remove(e.area)
+                    e.cands = cands
+                if e.cands:
+                    splits.append(Split(e.cands.pop(0)))
+        s = splits[0]
+        if len(splits) > 1:
+            best_s = -1e18
+            log_n = math.log(e.n + 1)
+            c_split = cfg.c_split
+            for sp in splits:
+                if sp.n == 0:
+                    return sp
+                u = sp.w / sp.n + c_split * math.sqrt(log_n / sp.n)
+                if u > best_s:
+                    best_s, s = u, sp
+        return s
+
     # ------------------------------------------------------------------- search
     def search(
         self,
@@ -252,8 +301,6 @@ class Mcts:
                     e.prior /= total
                 root.edges = kept
         c_puct = cfg.c_puct
-        c_split = cfg.c_split
-        pw_base, pw_c, pw_alpha = cfg.pw_base, cfg.pw_c, cfg.pw_alpha
         fpu = cfg.fpu
         monotonic = time.monotonic
         it = 0
@@ -263,7 +310,7 @@ class Mcts:
             if monotonic() >= stop_at or budget.expired():
                 break
             node = root
-            trail: list[tuple[Edge | None, Split | Node, int]] = []
+            trail: Trail = []
             applied = 0
             while True:
                 if node.edges is None:
@@ -304,30 +351,7 @@ class Mcts:
                     if u > best_u:
                         best_u, best_e = u, e
                 e = best_e
-                # Progressive widening of the split sizes.
-                splits = e.splits
-                if e.count > 2:
-                    width = pw_base + int(pw_c * e.n**pw_alpha)
-                    if len(splits) < width:
-                        if e.cands is None:
-                            cands = split_candidates(e.count, e.area)
-                            cands.remove(e.area)
-                            e.cands = cands
-                        if e.cands:
-                            splits.append(Split(e.cands.pop(0)))
-                if len(splits) == 1:
-                    s = splits[0]
-                else:
-                    s = splits[0]
-                    best_s = -1e18
-                    log_n = math.log(e.n + 1)
-                    for sp in splits:
-                        if sp.n == 0:
-                            s = sp
-                            break
-                        u = sp.w / sp.n + c_split * math.sqrt(log_n / sp.n)
-                        if u > best_s:
-                            best_s, s = u, sp
+                s = self.choose_split(e)
                 mover = node.to_move
                 state.slide(e.cell, e.dst, s.split)
                 applied += 1
@@ -345,20 +369,7 @@ class Mcts:
             r = rewards(state, cfg.margin)
             for _ in range(applied):
                 state.undo()
-            root.n += 1
-            for edge, item, mover in trail:
-                reward = r[mover - 1]
-                if edge is not None:
-                    edge.n += 1
-                    edge.w += reward
-                    assert isinstance(item, Split)
-                    item.n += 1
-                    item.w += reward
-                    if item.child is not None:
-                        item.child.n += 1
-                else:
-                    assert isinstance(item, Node)
-                    item.n += 1
+            backup(root, trail, r)
             it += 1
             if it % 32 == 0:
                 self.offer(budget)
@@ -417,8 +428,6 @@ class Mcts:
         draws = [sample(rng) for _ in range(16)]
         never = {c for c in hidden if all(d.get(c, 2) <= 1 for d in draws)}
         c_puct = cfg.c_puct
-        c_split = cfg.c_split
-        pw_base, pw_c, pw_alpha = cfg.pw_base, cfg.pw_c, cfg.pw_alpha
         fpu = cfg.fpu
         monotonic = time.monotonic
         it = 0
@@ -433,7 +442,7 @@ class Mcts:
                     # The sampler covers every hidden stack; 1 is never impossible.
                     sheep[c] = world.get(c, 1)
                 node = root
-                trail: list[tuple[Edge | None, Split | Node, int]] = []
+                trail: Trail = []
                 applied = 0
                 finished = False
                 while True:
@@ -479,31 +488,11 @@ class Mcts:
                         if u > best_u:
                             best_u, best_e = u, e
                     e = best_e
-                    splits = e.splits
                     if mover != me:
-                        s = splits[0]
+                        s = e.splits[0]
                         split = area_split(state, e.cell, e.dst)
                     else:
-                        if e.count > 2:
-                            width = pw_base + int(pw_c * e.n**pw_alpha)
-                            if len(splits) < width:
-                                if e.cands is None:
-                                    cands = split_candidates(e.count, e.area)
-                                    cands.remove(e.area)
-                                    e.cands = cands
-                                if e.cands:
-                                    splits.append(Split(e.cands.pop(0)))
-                        s = splits[0]
-                        if len(splits) > 1:
-                            best_s = -1e18
-                            log_n = math.log(e.n + 1)
-                            for sp in splits:
-                                if sp.n == 0:
-                                    s = sp
-                                    break
-                                u = sp.w / sp.n + c_split * math.sqrt(log_n / sp.n)
-                                if u > best_s:
-                                    best_s, s = u, sp
+                        s = self.choose_split(e)
                         split = s.split
                     state.slide(e.cell, e.dst, split)
                     applied += 1
@@ -521,20 +510,7 @@ class Mcts:
                 r = rewards(state, cfg.margin)
                 for _ in range(applied):
                     state.undo()
-                root.n += 1
-                for edge, item, mover in trail:
-                    reward = r[mover - 1]
-                    if edge is not None:
-                        edge.n += 1
-                        edge.w += reward
-                        assert isinstance(item, Split)
-                        item.n += 1
-                        item.w += reward
-                        if item.child is not None:
-                            item.child.n += 1
-                    else:
-                        assert isinstance(item, Node)
-                        item.n += 1
+                backup(root, trail, r)
                 it += 1
                 if it % 32 == 0:
                     self.offer(budget)
