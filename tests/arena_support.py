@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from arena.players import Player, ProcessPlayer
 from arena.referee import GameRecord
 from arena.replay import final_state, replay_of
@@ -78,7 +80,8 @@ def check_game(record: GameRecord, result: dict[str, Any]) -> None:
     ranked = team_scores(scores) if result["game"] == 4 else scores
     assert result["results"] == ranked
     assert result["points"] == tournament_points(ranked)
-    assert sum(result["points"]) == 11
+    # a three-way tie at the top shares 10/3 each, which floats do not sum to exactly 11
+    assert sum(result["points"]) == pytest.approx(11)
     # Every sheep is still on the board: 4 x the setting's sheep.
     assert sum(c for row in result["final_sheep"] for c in row) == 4 * state.setting.sheep
     # The recorded events replay to the same end.

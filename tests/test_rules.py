@@ -112,6 +112,10 @@ def test_tournament_points_and_ties() -> None:
     assert tournament_points([10, 10, 10, 10]) == [2.75] * 4
     assert tournament_points([9, 30, 9, 9]) == [2.0, 5.0, 2.0, 2.0]
     assert sum(tournament_points([3, 1, 3, 2])) == 11
+    # three tied at the top share (5 + 3 + 2) / 3, which is not exact in floats
+    top_three = tournament_points([5, 10, 10, 10])
+    assert top_three[0] == 1.0 and top_three[1:] == [pytest.approx(10 / 3)] * 3
+    assert sum(top_three) == pytest.approx(11)
     assert ranks([28, 14, 20, 28]) == [1, 4, 3, 1]
 
 
