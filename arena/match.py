@@ -31,7 +31,7 @@ from rich.table import Table
 from arena.config import ConfigError
 from arena.players import ProcessPlayer
 from arena.replay import write_replay
-from arena.results import append_result
+from arena.results import SeatTally, append_result
 from arena.server import GamePlan, ServerConfig, play_single
 
 FIRST_TEAM = 101
@@ -119,31 +119,16 @@ def seating(game_index: int) -> list[int]:
     return by_seat
 
 
-@dataclass
-class EntrantStats:
+@dataclass(kw_only=True)
+class EntrantStats(SeatTally):
     entrant: Entrant
-    points: list[float] = field(default_factory=list)
-    scores: list[float] = field(default_factory=list)
-    places: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
-    illegal: int = 0
-    late: int = 0
-    disconnects: int = 0
-
-    def add(self, result: dict[str, Any], seat: int) -> None:
-        i = seat - 1
-        self.points.append(result["points"][i])
-        self.scores.append(result["scores"][i])
-        self.places[result["ranks"][i] - 1] += 1
-        self.illegal += result["illegal"][i]
-        self.late += result["late"][i]
-        self.disconnects += result["disconnects"][i]
 
 
 def tally(entrants: Sequence[Entrant], results: Sequence[dict[str, Any]]) -> list[EntrantStats]:
-    stats = [EntrantStats(e) for e in entrants]
+    stats = [EntrantStats(entrant=e) for e in entrants]
     for result in results:
-        for seat, entrant in enumerate(seating(result["index"]), start=1):
-            stats[entrant].add(result, seat)
+        for index, entrant in enumerate(seating(result["index"])):
+            stats[entrant].add(result, index)
     return stats
 
 

@@ -24,6 +24,8 @@ key                 value
 ``absent``          turns lost because the seat had no connection
 ``protocol_errors`` connections dropped for junk bytes or flooding
 ``moves``           moves applied, all seats
+``seat_moves``      moves applied per seat
+``passes``          turns per seat with no legal move (nothing was asked)
 ``turns``           turns after placement, passes and lost turns included
 ``stalled``         true if the game was ended because nobody moved any more
 ``time_limit``      seconds per move
@@ -35,6 +37,7 @@ key                 value
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -61,12 +64,35 @@ RESULT_KEYS = (
     "absent",
     "protocol_errors",
     "moves",
+    "seat_moves",
+    "passes",
     "turns",
     "stalled",
     "time_limit",
     "duration_s",
     "move_time_max_s",
 )
+
+
+@dataclass(kw_only=True)
+class SeatTally:
+    """One player's record over many games: a sample for every seat it took."""
+
+    points: list[float] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
+    places: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
+    illegal: int = 0
+    late: int = 0
+    disconnects: int = 0
+
+    def add(self, result: dict[str, Any], index: int) -> None:
+        """Count the seat of 0-based ``index`` in one game's results."""
+        self.points.append(result["points"][index])
+        self.scores.append(result["scores"][index])
+        self.places[result["ranks"][index] - 1] += 1
+        self.illegal += result["illegal"][index]
+        self.late += result["late"][index]
+        self.disconnects += result["disconnects"][index]
 
 
 def ranked_results(game: int, scores: list[int]) -> list[float]:
@@ -100,12 +126,22 @@ def result_of(record: GameRecord, index: int = 0) -> dict[str, Any]:
         "absent": [s.absent for s in stats],
         "protocol_errors": [s.protocol_errors for s in stats],
         "moves": sum(1 for e in record.events if e.kind == "move"),
+        "seat_moves": _count_per_seat(record, "move"),
+        "passes": _count_per_seat(record, "pass"),
         "turns": sum(1 for e in record.events if e.kind != "place"),
         "stalled": record.stalled,
         "time_limit": record.time_limit,
         "duration_s": round(record.duration, 4),
         "move_time_max_s": [round(max(s.move_times), 4) if s.move_times else None for s in stats],
     }
+
+
+def _count_per_seat(record: GameRecord, kind: str) -> list[int]:
+    counts = [0] * len(record.teams)
+    for event in record.events:
+        if event.kind == kind:
+            counts[event.seat - 1] += 1
+    return counts
 
 
 def _value(v: float) -> str:

@@ -126,23 +126,43 @@ class AlphaBeta:
         self.heuristic_leaves += 1
         return relative_value(evaluate(state, self.weights), self.seat, self.teams)
 
+    # ------------------------------------------------------ transposition table
+    def _probe(
+        self, key: int, depth: int, alpha: float, beta: float
+    ) -> tuple[float | None, MoveT | None]:
+        """A stored value that decides this window (or None), and the stored best move."""
+        entry = self.tt.get(key)
+        if entry is None:
+            return None, None
+        e_depth, e_value, e_flag, tt_move = entry
+        if e_depth >= depth and (
+            e_flag == _EXACT
+            or (e_flag == _LOWER and e_value >= beta)
+            or (e_flag == _UPPER and e_value <= alpha)
+        ):
+            return e_value, tt_move
+        return None, tt_move
+
+    def _store(
+        self, key: int, depth: int, best: float, alpha: float, beta: float, move: MoveT | None
+    ) -> None:
+        """Record ``best`` as exact, or as a bound when it fell outside (alpha, beta)."""
+        flag = _EXACT
+        if best <= alpha:
+            flag = _UPPER
+        elif best >= beta:
+            flag = _LOWER
+        self.tt[key] = (depth, best, flag, move)
+
     # -------------------------------------------------------------- best reply
     def _brs(self, state: GameState, depth: int, alpha: float, beta: float, maxing: bool) -> float:
         self._tick()
         if depth <= 0:
             return self._leaf(state)
         key = state.hash
-        entry = self.tt.get(key)
-        tt_move = None
-        if entry is not None:
-            e_depth, e_value, e_flag, tt_move = entry
-            if e_depth >= depth:
-                if e_flag == _EXACT:
-                    return e_value
-                if e_flag == _LOWER and e_value >= beta:
-                    return e_value
-                if e_flag == _UPPER and e_value <= alpha:
-                    return e_value
+        cut, tt_move = self._probe(key, depth, alpha, beta)
+        if cut is not None:
+            return cut
         a0, b0 = alpha, beta
         best_move: MoveT | None = None
         order = depth >= 2
@@ -209,12 +229,7 @@ class AlphaBeta:
             finally:
                 for _ in range(skipped):
                     state.undo()
-        flag = _EXACT
-        if best <= a0:
-            flag = _UPPER
-        elif best >= b0:
-            flag = _LOWER
-        self.tt[key] = (depth, best, flag, best_move)
+        self._store(key, depth, best, a0, b0, best_move)
         return best
 
     # ---------------------------------------------------------------- paranoid
@@ -227,17 +242,9 @@ class AlphaBeta:
         if depth <= 0:
             return self._leaf(state)
         key = state.hash
-        entry = self.tt.get(key)
-        tt_move = None
-        if entry is not None:
-            e_depth, e_value, e_flag, tt_move = entry
-            if e_depth >= depth:
-                if e_flag == _EXACT:
-                    return e_value
-                if e_flag == _LOWER and e_value >= beta:
-                    return e_value
-                if e_flag == _UPPER and e_value <= alpha:
-                    return e_value
+        cut, tt_move = self._probe(key, depth, alpha, beta)
+        if cut is not None:
+            return cut
         p = state.to_move
         maxing = p == self.seat or p == self.ally
         moves = self._moves(state, depth >= 2, tt_move)
@@ -265,12 +272,7 @@ class AlphaBeta:
                 beta = min(beta, v)
             if alpha >= beta:
                 break
-        flag = _EXACT
-        if best <= a0:
-            flag = _UPPER
-        elif best >= b0:
-            flag = _LOWER
-        self.tt[key] = (depth, best, flag, best_move)
+        self._store(key, depth, best, a0, b0, best_move)
         return best
 
     # -------------------------------------------------------------------- root

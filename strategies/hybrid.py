@@ -100,6 +100,9 @@ class HybridParams(StrategyParams):
         "belief",
         description="hidden counts: search over the belief's worlds, or the reference's guess",
     )
+    worlds: int = Field(
+        64, ge=0, description="exact belief draws per search, then reused (0: a new one each time)"
+    )
     split_prior: Literal["half", "mixed", "uniform"] = Field(
         "half", description="prior over other seats' split sizes in the belief"
     )
@@ -214,7 +217,7 @@ class HybridStrategy(Strategy):
         # Tree nodes below the root hold world-dependent hashes: no reuse.
         mcts = self._new_mcts()
         mcts.set_root(state)
-        mcts.search_worlds(state, budget, stop_at, self._sampler(state), p.max_iterations)
+        mcts.search_worlds(state, budget, stop_at, self._sampler(state), p.max_iterations, p.worlds)
         move = mcts.best()
         if move is None:
             move = budget.best_move

@@ -411,10 +411,15 @@ class Mcts:
         stop_at: float,
         sample: WorldSampler,
         max_iterations: int = 0,
+        worlds: int = 0,
     ) -> None:
         """Information-set MCTS over hidden counts: like ``search``, but every iteration
-        first draws the hidden counts of ``state`` (``UNKNOWN`` cells) with ``sample``.
+        first sets the hidden counts of ``state`` (``UNKNOWN`` cells) to a world drawn
+        with ``sample``.
 
+        ``worlds`` > 0 draws at most that many worlds and then picks among them
+        uniformly: an exact posterior draw costs about as much as a playout, and
+        the posterior does not change during one search. 0 draws afresh every time.
         ``state`` is left as it was, hidden counts included.
         """
         cfg = self.cfg
@@ -425,8 +430,9 @@ class Mcts:
         sheep = state.sheep
         hidden = [c for cells in state.stacks for c in cells if sheep[c] == UNKNOWN]
         # Hidden stacks that hold one sheep in every draw cannot move in any world.
-        draws = [sample(rng) for _ in range(16)]
-        never = {c for c in hidden if all(d.get(c, 2) <= 1 for d in draws)}
+        pool = [sample(rng) for _ in range(min(worlds, 16) if worlds else 16)]
+        never = {c for c in hidden if all(d.get(c, 2) <= 1 for d in pool)}
+        draws = [] if worlds else pool
         c_puct = cfg.c_puct
         fpu = cfg.fpu
         monotonic = time.monotonic
@@ -437,7 +443,13 @@ class Mcts:
                     break
                 if monotonic() >= stop_at or budget.expired():
                     break
-                world = draws.pop() if draws else sample(rng)
+                if not worlds:
+                    world = draws.pop() if draws else sample(rng)
+                elif len(pool) < worlds:
+                    world = sample(rng)
+                    pool.append(world)
+                else:
+                    world = pool[rng.randrange(worlds)]
                 for c in hidden:
                     # The sampler covers every hidden stack; 1 is never impossible.
                     sheep[c] = world.get(c, 1)

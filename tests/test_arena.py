@@ -27,6 +27,12 @@ async def test_full_game_of_each_setting(game: int, tmp_path: Path) -> None:
     for key in ("illegal", "late", "stale", "disconnects", "absent", "protocol_errors"):
         assert result[key] == [0, 0, 0, 0], key
     assert result["moves"] > 20
+    assert sum(result["seat_moves"]) == result["moves"] and min(result["seat_moves"]) > 0
+    # no turn was lost, so every turn is a move or a pass; turns go round in seat
+    # order, so the seats' turn counts differ by at most the unfinished last round
+    assert result["turns"] == result["moves"] + sum(result["passes"])
+    per_seat = [m + p for m, p in zip(result["seat_moves"], result["passes"], strict=True)]
+    assert max(per_seat) - min(per_seat) <= 1, per_seat
     size = 15 if game == 2 else 12
     assert len(result["final_map"]) == size and len(result["final_map"][0]) == size
     for seat in range(1, 5):

@@ -284,6 +284,7 @@ def _check_row(row: dict[str, Any], replay: dict[str, Any], game: int, teams: li
     moves = _moves_per_seat(replay)
     assert all(m > 0 for m in moves), moves
     assert sum(moves) == row["moves"]
+    assert row["seat_moves"] == moves
 
 
 def _moves_per_seat(replay: dict[str, Any]) -> list[int]:

@@ -4,6 +4,7 @@ worlds and never uses a count it was not shown."""
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 
 from battlesheep.selfplay import GameSpec, play_game
 from state.boardgen import random_geometry
@@ -105,6 +106,34 @@ def test_every_sampled_world_is_legal_and_own_counts_stay_true() -> None:
     assert view.canonical() == before and view.hash == view.hash_from_scratch()
     assert mcts.iterations == 200
     assert mcts.best() in truth.legal_moves()
+
+
+def test_a_world_pool_draws_each_world_once() -> None:
+    """``worlds=8``: eight exact draws serve 300 iterations; ``worlds=0``: 16 draws
+    to find the stacks that never move, then a fresh draw for every iteration."""
+    seed = 4
+    truth = opening(seed, 5)
+    view, reports = viewer_state(after_placement(seed), truth)
+    strategy = HybridStrategy({"seed": 1})
+    strategy.new_game(SETTING, 1)
+    for report in reports:
+        strategy.observe(view, report)
+    draw = strategy._sampler(view)
+    before = view.canonical()
+    for worlds, draws in ((8, 8), (64, 64), (0, 16 + 300 - 16)):
+        calls = 0
+
+        def counting(rng: random.Random) -> Mapping[int, int]:
+            nonlocal calls
+            calls += 1
+            return draw(rng)
+
+        mcts = Mcts(MctsConfig(), random.Random(2))
+        mcts.set_root(view)
+        mcts.search_worlds(view, Budget.seconds(30), float("inf"), counting, 300, worlds)
+        assert mcts.iterations == 300 and mcts.best() in truth.legal_moves()
+        assert calls == draws, worlds
+        assert view.canonical() == before
 
 
 def test_a_slide_that_exists_in_no_world_is_never_searched() -> None:

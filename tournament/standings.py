@@ -16,18 +16,13 @@ from typing import Any
 
 from rich.table import Table
 
+from arena.results import SeatTally
 from tournament.stats import Interval, mean_interval, pairwise_outcomes, rating_intervals
 
 
-@dataclass
-class Standing:
+@dataclass(kw_only=True)
+class Standing(SeatTally):
     name: str
-    points: list[float] = field(default_factory=list)
-    scores: list[float] = field(default_factory=list)
-    places: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
-    illegal: int = 0
-    late: int = 0
-    disconnects: int = 0
     elo: Interval = field(default_factory=lambda: Interval(0.0, -math.inf, math.inf, 0))
 
     @property
@@ -70,16 +65,10 @@ def standings(
 ) -> list[Standing]:
     """One standing per entrant (in ``names`` order); results in any order."""
     ordered = sorted(results, key=lambda r: r["index"])  # the bootstrap must not see timing
-    table = {n: Standing(n) for n in names}
+    table = {n: Standing(name=n) for n in names}
     for result in ordered:
-        for seat, name in enumerate(result["entrants"]):
-            s = table[name]
-            s.points.append(result["points"][seat])
-            s.scores.append(result["scores"][seat])
-            s.places[result["ranks"][seat] - 1] += 1
-            s.illegal += result["illegal"][seat]
-            s.late += result["late"][seat]
-            s.disconnects += result["disconnects"][seat]
+        for index, name in enumerate(result["entrants"]):
+            table[name].add(result, index)
     if ordered:
         elo = rating_intervals(
             list(names), [game_outcomes(r) for r in ordered], resamples=resamples
