@@ -4,7 +4,7 @@ worlds and never uses a count it was not shown."""
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from battlesheep.selfplay import GameSpec, play_game
 from state.boardgen import random_geometry
@@ -82,15 +82,22 @@ def test_the_search_never_reads_a_count_it_was_not_shown() -> None:
     assert results[0] == results[1]
 
 
-def test_every_sampled_world_is_legal_and_own_counts_stay_true() -> None:
-    seed = 4
+def seat_1_sampler(
+    seed: int,
+) -> tuple[GameState, GameState, Callable[[random.Random], Mapping[int, int]]]:
+    """The truth after one round, seat 1's view of it, and the main strategy's world
+    sampler for that view."""
     truth = opening(seed, 5)
     view, reports = viewer_state(after_placement(seed), truth)
     strategy = HybridStrategy({"seed": 1})
     strategy.new_game(SETTING, 1)
     for report in reports:
         strategy.observe(view, report)
-    draw = strategy._sampler(view)
+    return truth, view, strategy._sampler(view)
+
+
+def test_every_sampled_world_is_legal_and_own_counts_stay_true() -> None:
+    truth, view, draw = seat_1_sampler(seed=4)
     rng = random.Random(0)
     for _ in range(50):
         world = draw(rng)
@@ -111,14 +118,7 @@ def test_every_sampled_world_is_legal_and_own_counts_stay_true() -> None:
 def test_a_world_pool_draws_each_world_once() -> None:
     """``worlds=8``: eight exact draws serve 300 iterations; ``worlds=0``: 16 draws
     to find the stacks that never move, then a fresh draw for every iteration."""
-    seed = 4
-    truth = opening(seed, 5)
-    view, reports = viewer_state(after_placement(seed), truth)
-    strategy = HybridStrategy({"seed": 1})
-    strategy.new_game(SETTING, 1)
-    for report in reports:
-        strategy.observe(view, report)
-    draw = strategy._sampler(view)
+    truth, view, draw = seat_1_sampler(seed=4)
     before = view.canonical()
     for worlds, draws in ((8, 8), (64, 64), (0, 16 + 300 - 16)):
         calls = 0
