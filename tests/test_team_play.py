@@ -132,3 +132,14 @@ def test_pair_seating_and_pair_win_rate() -> None:
     figures = summarize(records, [1, 2])
     assert figures["pair_win_rate"] == 0.5
     assert figures["points_per_game"] == 2.75
+
+
+def test_game_4_weighs_the_pair_lead_more_than_other_games() -> None:
+    """The search and the placement of game 4 use ``team_margin``; others ``margin``."""
+    strategy = HybridStrategy({"margin": 0.05, "team_margin": 0.3})
+    strategy.new_game(SETTINGS[1], 1)
+    assert strategy.reward_margin == 0.05 and strategy.mcts.cfg.margin == 0.05
+    strategy.new_game(SETTINGS[4], 1)
+    assert strategy.reward_margin == 0.3 and strategy.mcts.cfg.margin == 0.3
+    strategy.new_game(SETTINGS[3], 2)
+    assert strategy.mcts.cfg.margin == 0.05
