@@ -1,4 +1,9 @@
-"""Plays one game on the true ``GameState`` with the seats of a ``Lobby``.
+"""The one game loop: plays one game on the true ``GameState`` with four ``Seats``.
+
+Seats are connections of the match server (``arena.connections.Lobby``: TCP,
+WebSocket or MQTT players) or client sessions in this process
+(``arena.local``); the rules, the clock, the outcomes and the record are the
+same for both.
 
 Placement is sequential in seat order: the seat to place gets the initial map
 (earlier placements show) and answers with a cell; an illegal, late or
@@ -18,11 +23,11 @@ import itertools
 import logging
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from arena.connections import Lobby, Reply, SeatConnection, SeatStats
+from arena.connections import Reply, SeatStats
 from protocol import InitialMap, InvalidReply, MoveReply, PositionReply, ReplyKind, Turn
 from protocol.messages import Board
 from state.boardgen import initial_map, random_geometry
@@ -72,6 +77,30 @@ class GameRecord:
     """Seconds from a reply's arrival to the next request sent: the server's own work."""
 
 
+class SeatLink(Protocol):
+    """One seat as the referee talks to it: a connection (``arena.connections``) or an
+    in-process session (``arena.local``)."""
+
+    stats: SeatStats
+
+    def request(
+        self, message: InitialMap | Turn, kind: ReplyKind
+    ) -> asyncio.Future[Reply | None]: ...
+
+    def cancel_request(self) -> None: ...
+
+
+class Seats(Protocol):
+    """The four seats of a game: ``connection(seat)`` is None while a seat is empty."""
+
+    @property
+    def stats(self) -> Mapping[int, SeatStats]: ...
+
+    def connection(self, seat: int) -> SeatLink | None: ...
+
+    async def end_game(self, id_package: int) -> None: ...
+
+
 class GameListener(Protocol):
     """Watches a game (the viewer): called in the referee's task, so it must not block."""
 
@@ -92,7 +121,7 @@ def _board(rows: list[list[int]]) -> Board:
 class Referee:
     def __init__(
         self,
-        lobby: Lobby,
+        seats: Seats,
         setting: GameSetting,
         seed: int,
         time_limit: float,
@@ -100,7 +129,7 @@ class Referee:
         stall_rounds: int = 3,
         listener: GameListener | None = None,
     ) -> None:
-        self.lobby = lobby
+        self.seats = seats
         self.setting = setting
         self.seed = seed
         self.time_limit = time_limit
@@ -115,7 +144,7 @@ class Referee:
         self._last_reply: float | None = None
 
     async def _ask(
-        self, conn: SeatConnection, message: InitialMap | Turn, kind: ReplyKind
+        self, conn: SeatLink, message: InitialMap | Turn, kind: ReplyKind
     ) -> tuple[Reply | None, str]:
         """Send the request and wait for its reply: (reply, 'ok'|'late'|'disconnect')."""
         sent = time.monotonic()
@@ -137,7 +166,7 @@ class Referee:
         return reply, "ok"
 
     def _count(self, seat: int, outcome: str, what: str, detail: str = "") -> None:
-        stats = self.lobby.stats[seat]
+        stats = self.seats.stats[seat]
         team = self.teams[seat - 1]
         if outcome == "late":
             stats.late += 1
@@ -161,7 +190,7 @@ class Referee:
     async def _placement(self) -> None:
         state, n = self.state, self.setting.size
         seat = state.to_move
-        conn = self.lobby.connection(seat)
+        conn = self.seats.connection(seat)
         event = Event(seat, "place", "absent")
         cell: int | None = None
         detail = ""
@@ -211,7 +240,7 @@ class Referee:
             state.apply_pass()
             self.events.append(Event(seat, "pass"))
             return False
-        conn = self.lobby.connection(seat)
+        conn = self.seats.connection(seat)
         event = Event(seat, "skip", "absent")
         self.events.append(event)
         if conn is None:
@@ -276,7 +305,7 @@ class Referee:
             idle = 0 if await self._turn() else idle + 1
             if listener is not None:
                 listener.turn_played(self.events[-1], self.state)
-        await self.lobby.end_game(next(self.ids))
+        await self.seats.end_game(next(self.ids))
         record = GameRecord(
             setting=self.setting,
             seed=self.seed,
@@ -284,7 +313,7 @@ class Referee:
             initial_map=initial,
             state=state,
             events=self.events,
-            stats=[self.lobby.stats[seat] for seat in PLAYERS],
+            stats=[self.seats.stats[seat] for seat in PLAYERS],
             time_limit=self.time_limit,
             duration=time.monotonic() - started,
             stalled=stalled,

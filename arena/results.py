@@ -31,6 +31,9 @@ key                 value
 ``time_limit``      seconds per move
 ``duration_s``      wall time of the game
 ``move_time_max_s`` slowest reply in time per seat (null if none)
+``search``          in-process games only: per seat, the mean search figures per
+                    move (``iterations``, ``depth``, ... as the strategy reports
+                    them, ``time_used``), ``time_used_max`` and ``moves``
 ==================  =========================================================
 """
 
@@ -142,6 +145,22 @@ def _count_per_seat(record: GameRecord, kind: str) -> list[int]:
         if event.kind == kind:
             counts[event.seat - 1] += 1
     return counts
+
+
+SEARCH_KEYS = ("iterations", "nodes", "depth", "ab_depth", "ab_nodes", "time_used")
+"""The search figures a result keeps per seat (means per move)."""
+
+
+def search_figures(moves: list[dict[str, float]]) -> dict[str, float]:
+    """One seat's search figures over a game: means per move, the slowest move, the count."""
+    out: dict[str, float] = {"moves": float(len(moves))}
+    for key in SEARCH_KEYS:
+        values = [m[key] for m in moves if key in m]
+        if values:
+            out[key] = sum(values) / len(values)
+    if moves:
+        out["time_used_max"] = max(m["time_used"] for m in moves)
+    return out
 
 
 def _value(v: float) -> str:

@@ -22,20 +22,13 @@ COMMAND_MODULES = [
     "tournament.cli",
 ]
 BENCH_MODULES = [
-    "battlesheep.bench_engine",
-    "battlesheep.bench_belief",
-    "battlesheep.bench_strength",
-    "client.bench",
-    "arena.bench",
-    "tournament.bench",
+    "bench.engine",
+    "bench.belief",
+    "bench.strength",
+    "bench.client",
+    "bench.arena",
+    "bench.tournament",
 ]
-
-
-def print_figures(figures: dict[str, float]) -> None:
-    """Benchmarks print one ``name=value`` line per figure."""
-    for name, value in figures.items():
-        text = str(int(value)) if float(value).is_integer() else f"{value:.4g}"
-        print(f"{name}={text}")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,53 +1,87 @@
-"""``battlesheep demo``: a self-play game of the built-in random players, shown turn by turn."""
+"""``battlesheep demo``: a game of built-in strategies in this process, shown turn by turn.
+
+The game is played by the one game loop (``arena.local``): each seat a client
+session of its strategy, judged by the referee; a listener prints every turn.
+"""
 
 from __future__ import annotations
 
 import argparse
 import random
+from collections.abc import Sequence
 from typing import Any
 
-from state.boardgen import random_geometry
+from arena.local import play_local
+from arena.referee import Event, GameRecord
+from arena.results import result_of
+from bench import quiet_games
 from state.game import GameState
-from state.playout import random_placement
 from state.render import render, score_line
-from state.scoring import tournament_points
-from state.settings import get_setting
+from strategies.base import ParameterError
+from strategies.registry import make_strategy, parse_seat
+
+
+class TurnPrinter:
+    """Prints each turn of a game (an ``arena.referee.GameListener``)."""
+
+    def __init__(self) -> None:
+        self.turn = 0
+
+    def game_started(
+        self, state: GameState, seed: int, teams: Sequence[int], time_limit: float
+    ) -> None:
+        print(f"game {state.setting.game}, seed {seed}")
+
+    def turn_played(self, event: Event, state: GameState) -> None:
+        if event.kind == "place":
+            if state.placing:
+                return
+            print(render(state))
+            return
+        self.turn += 1
+        if event.kind == "move":
+            what = f"moves {event.split} from ({event.x},{event.y}) dir {event.direction}"
+        elif event.kind == "pass":
+            what = "has no legal move and passes"
+        else:
+            what = f"loses its turn ({event.outcome})"
+        print(f"\nturn {self.turn}: seat {event.seat} {what}")
+        if event.kind == "move":
+            print(render(state))
+            print(score_line(state))
+
+    def game_over(self, record: GameRecord) -> None:
+        print("\nfinal:", score_line(record.state))
 
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
-        "demo", help="self-play of random players, no network"
+        "demo", help="a game of built-in strategies in this process, shown turn by turn"
     )
     p.add_argument("--game", type=int, choices=[1, 2, 3, 4], default=1)
-    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--seed", type=int, default=None, help="the board's seed (default: random)")
+    p.add_argument(
+        "--seats",
+        default="random,random,random,random",
+        help="four comma-separated strategies (NAME or NAME:key=value)",
+    )
+    p.add_argument("--time-limit", type=float, default=1.0, help="seconds per move")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    setting = get_setting(args.game)
+    quiet_games()
     seed = args.seed if args.seed is not None else random.randrange(2**31)
-    rng = random.Random(seed)
-    state = GameState(setting, random_geometry(setting, seed))
-    print(f"game {setting.game}, seed {seed}")
-    random_placement(state, rng)
-    print(render(state))
-    turn = 0
-    while not state.is_terminal():
-        seat = state.to_move
-        slides = state.slides()
-        if not slides:
-            state.skip_turn()
-            continue
-        cell, direction, dst = rng.choice(slides)
-        split = rng.randint(1, state.sheep[cell] - 1)
-        state.slide(cell, dst, split)
-        turn += 1
-        x, y = state.geometry.xy(cell)
-        tx, ty = state.geometry.xy(dst)
-        print(f"\nturn {turn}: seat {seat} moves {split} from ({x},{y}) dir {direction}", end="")
-        print(f" to ({tx},{ty})")
-        print(render(state))
-        print(score_line(state))
-    print("\nfinal:", score_line(state))
-    print("points:", tournament_points(state.scores()))
+    specs = [s.strip() for s in args.seats.split(",")]
+    if len(specs) != 4:
+        raise SystemExit(f"battlesheep: error: --seats needs 4 strategies, not {len(specs)}")
+    try:
+        players = []
+        for k, spec in enumerate(specs):
+            name, params = parse_seat(spec)
+            players.append(make_strategy(name, {"seed": seed * 4 + k, **params}))
+    except ParameterError as exc:
+        raise SystemExit(f"battlesheep: error: {exc}") from None
+    game = play_local(args.game, seed, players, args.time_limit, listener=TurnPrinter())
+    print("points:", result_of(game.record)["points"])
     return 0

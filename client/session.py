@@ -100,6 +100,8 @@ class SessionStats:
     time_used: float = 0.0  # sum over replies of (reply ready - last byte in)
     max_turn_time: float = 0.0
     turn_times: list[float] = field(default_factory=list)
+    figures: list[dict[str, float]] = field(default_factory=list)
+    """Per move: the strategy's search figures (``Budget.info``) and ``time_used``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -380,6 +382,7 @@ class GameSession:
         self.stats.moves += 1
         x, y, split, direction = state.move_to_wire(move)
         spent = time.monotonic() - received_at
+        self.stats.figures.append({**budget.info, "time_used": spent})
         log.info(
             "turn %s (id %s): move %s from (%s, %s) dir %s [%s] in %.0f ms (of %.0f)%s",
             self.stats.moves,

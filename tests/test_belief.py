@@ -161,7 +161,7 @@ def test_posterior_median_beats_the_uniform_guess() -> None:
 
 
 def test_bench_belief_replays_every_view_through_ingest() -> None:
-    from battlesheep.bench_belief import bench_belief
+    from bench.belief import bench_belief
 
     figures = bench_belief(1, ["random"] * 4, move_time=0.01, samples=8)
     assert figures["observations"] > 10 and figures["stack_estimates"] > 50
@@ -182,7 +182,7 @@ def test_bench_belief_reads_arena_replays(tmp_path: Path) -> None:
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
-    from battlesheep.bench_belief import bench_belief
+    from bench.belief import bench_belief
 
     figures = bench_belief(0, [], 0.0, samples=8, replays=record)
     assert figures["games"] == 1 and figures["training_games"] == 1

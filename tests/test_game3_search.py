@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping
 
-from battlesheep.selfplay import GameSpec, play_game
+from arena.local import play_local
 from state.boardgen import random_geometry
 from state.game import UNKNOWN, GameState, Move
 from state.observe import IngestReport, ingest, placement_report, state_from_observation
@@ -14,6 +14,7 @@ from state.settings import SETTINGS
 from strategies.base import Budget
 from strategies.hybrid import HybridStrategy, split_prior
 from strategies.mcts import Mcts, MctsConfig
+from strategies.registry import make_strategy
 
 SETTING = SETTINGS[3]
 
@@ -187,15 +188,15 @@ def test_belief_prior_and_reset_after_a_resync() -> None:
 
 
 def test_a_game_3_selfplay_game_has_no_illegal_or_late_moves() -> None:
-    record = play_game(
-        GameSpec(
-            3,
-            77,
-            [("hybrid", {}), ("uct", {}), ("hybrid", {"hidden": "uniform"}), ("uct", {})],
-            0.1,
-        )
-    )
-    assert record.illegal == [0, 0, 0, 0]
-    assert sum(record.late) <= 1  # shared 2-core machine: one hiccup is not the strategy
-    assert len(record.figures[0]) >= 5
-    assert all(f["iterations"] > 0 for f in record.figures[0] if "iterations" in f)
+    players = [
+        make_strategy("hybrid", {"seed": 1}),
+        make_strategy("uct", {"seed": 2}),
+        make_strategy("hybrid", {"hidden": "uniform", "seed": 3}),
+        make_strategy("uct", {"seed": 4}),
+    ]
+    game = play_local(3, 77, players, 0.1)
+    assert [s.illegal for s in game.record.stats] == [0, 0, 0, 0]
+    late = sum(s.late for s in game.record.stats)
+    assert late <= 1  # shared 2-core machine: one hiccup is not the strategy
+    assert len(game.figures[0]) >= 5
+    assert all(f["iterations"] > 0 for f in game.figures[0] if "iterations" in f)

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from battlesheep.selfplay import GameSpec, mean_ci95, play_game, rotations
 from state.boardgen import random_geometry
 from state.game import UNKNOWN, GameState, Move
 from state.geometry import Geometry
@@ -368,17 +367,6 @@ def test_parameters_from_file_and_errors(tmp_path: Path) -> None:
         load_params(tmp_path / "missing.toml")
     with pytest.raises(ParameterError, match="c_puct"):
         make_strategy("hybrid", {"c_puct": -1})
-
-
-def test_selfplay_game_and_rotation() -> None:
-    seats = rotations(("greedy", {}), [("random", {}), ("random", {}), ("random", {})])
-    assert [s.index(("greedy", {})) for s in seats] == [0, 1, 2, 3]
-    for game in (1, 3, 4):
-        record = play_game(GameSpec(game, 5, seats[game % 4], 0.05, 1))
-        assert sum(record.points) == pytest.approx(11.0)
-        assert record.illegal == [0, 0, 0, 0]
-    mean, half = mean_ci95([5.0, 3.0, 5.0, 1.0])
-    assert mean == 3.5 and half > 0
 
 
 @pytest.mark.parametrize("playout", ["heuristic", "heuristic-random", "random"])

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from battlesheep.selfplay import GameRecord, pair_specs, summarize
 from state.game import GameState, Move
 from state.geometry import Geometry
 from state.settings import SETTINGS
@@ -115,23 +114,6 @@ def test_placement_keeps_away_from_the_partner() -> None:
     state1, a, b = mirror_board(1)
     scores1 = static_placement_scores(state1)
     assert scores1[a] == scores1[b]
-
-
-def test_pair_seating_and_pair_win_rate() -> None:
-    planned = pair_specs(4, ("hybrid", {}), ("uct", {}), 4, 0.1, seed=3)
-    assert [seat for seat, _ in planned] == [1, 2, 1, 2]
-    for first, spec in planned:
-        names = [name for name, _ in spec.seats]
-        assert names[first - 1] == names[first + 1] == "hybrid"
-        assert names[first % 4] == names[(first + 2) % 4] == "uct"
-    assert planned[0][1].board_seed == planned[1][1].board_seed
-    records = [
-        GameRecord(planned[0][1], [20, 10, 20, 10], [4.0, 1.5, 4.0, 1.5], [[], [], [], []]),
-        GameRecord(planned[1][1], [20, 10, 20, 10], [4.0, 1.5, 4.0, 1.5], [[], [], [], []]),
-    ]
-    figures = summarize(records, [1, 2])
-    assert figures["pair_win_rate"] == 0.5
-    assert figures["points_per_game"] == 2.75
 
 
 def test_game_4_weighs_the_pair_lead_more_than_other_games() -> None:

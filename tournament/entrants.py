@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,10 @@ class Entrant:
     command: str | tuple[str, ...]
     team: int | None = None
     """A fixed team id the program always sends (None: it sends ``{team}``)."""
+    strategy: str | None = None
+    """The built-in strategy of a strategy or parameter-file entrant (None for ``cmd:``):
+    such an entrant can also play in-process (``bench strength``)."""
+    params: Mapping[str, Any] = field(default_factory=dict)
 
 
 def play_command(
@@ -56,13 +60,17 @@ def builtin_entrant(
         make_strategy(strategy, params)  # a bad name or value fails here, not in a player log
     except ParameterError as exc:
         raise ConfigError(f"entrant {name!r}: {exc}") from None
-    return Entrant(name, play_command(strategy, params, time_limit))
+    return Entrant(name, play_command(strategy, params, time_limit), None, strategy, dict(params))
 
 
 def file_entrant(path: Path, time_limit: float, name: str | None = None) -> Entrant:
     agent = load_agent_params(path)
     return Entrant(
-        name or path.stem, play_command(agent.strategy, agent.params, time_limit, agent.margin)
+        name or path.stem,
+        play_command(agent.strategy, agent.params, time_limit, agent.margin),
+        None,
+        agent.strategy,
+        dict(agent.params),
     )
 
 

@@ -27,8 +27,11 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from pathlib import Path
 from typing import Any, Protocol
 
+from arena.local import play_local
 from arena.players import ProcessPlayer
+from arena.results import result_of, search_figures
 from arena.server import GamePlan, ServerConfig, play_single
+from strategies.registry import make_strategy
 from tournament.schedule import GameTask
 
 logger = logging.getLogger(__name__)
@@ -39,6 +42,28 @@ RETRIES = 2
 
 def play_task(task: GameTask) -> dict[str, Any]:
     """Play one game; runs in a worker process (or a Dask worker)."""
+    result = _play_local(task) if task.strategies is not None else _play_processes(task)
+    result["entrants"] = list(task.names)
+    result["seats"] = list(task.seats)
+    return result
+
+
+def _play_local(task: GameTask) -> dict[str, Any]:
+    """The game in this process: each seat a client session of its strategy."""
+    assert task.strategies is not None
+    strategies = []
+    for seat, (name, params) in enumerate(task.strategies, start=1):
+        params = {"seed": (task.seed * 4096 + task.index) * 4 + seat, **params}
+        strategy = make_strategy(name, params)
+        strategies.append(strategy)
+    game = play_local(task.game, task.seed, strategies, task.time_limit, task.teams)
+    result = result_of(game.record, task.index)
+    result["search"] = [search_figures(moves) for moves in game.figures]
+    return result
+
+
+def _play_processes(task: GameTask) -> dict[str, Any]:
+    """The game on its own server, each seat a player process (what a user runs)."""
     log_dir = Path(task.log_dir)
     players = [
         ProcessPlayer(
@@ -57,8 +82,6 @@ def play_task(task: GameTask) -> dict[str, Any]:
     )
     config = ServerConfig(port=0, time_limit=task.time_limit, connect_timeout=task.connect_timeout)
     _, result = asyncio.run(play_single(plan, config))
-    result["entrants"] = list(task.names)
-    result["seats"] = list(task.seats)
     return result
 
 

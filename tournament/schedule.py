@@ -12,6 +12,12 @@ results resumable and the same whatever order workers finish in.
   arrangements (AABB rotated four ways, ABAB and BABA).
 - Three entrants: each one doubled in turn (``D x D y``), rotated.
 - Gauntlet: the first entrant against each of the others, two seats each.
+- Field (``bench strength``): one given lineup, rotated, e.g. ``(0, 1, 1, 1)``: the first
+  entrant in every seat against three of the second; ``(0, 1, 0, 1)``: a pair against a pair.
+
+A schedule is played by server and player processes (``battlesheep play``, what a
+user runs) or, with ``local``, by client sessions in the worker process
+(``arena.local``), which only built-in strategy and parameter-file entrants can do.
 """
 
 from __future__ import annotations
@@ -20,12 +26,14 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from arena.config import ConfigError
 from tournament.entrants import Entrant
 
 FIRST_TEAM = 101
 FORMATS = ("round-robin", "gauntlet")
+"""The formats of ``battlesheep tournament``; ``field`` takes an explicit lineup."""
 
 
 def rotations(lineup: Sequence[int]) -> list[tuple[int, ...]]:
@@ -42,10 +50,16 @@ def pair_arrangements(a: int, b: int) -> list[tuple[int, ...]]:
     return rotations((a, a, b, b)) + rotations((a, b, a, b))
 
 
-def arrangements(count: int, fmt: str = "round-robin") -> list[tuple[int, ...]]:
+def arrangements(
+    count: int, fmt: str = "round-robin", lineup: Sequence[int] = ()
+) -> list[tuple[int, ...]]:
     """Entrant index per seat (seat 1 first) for every game of one round."""
     if count < 2:
         raise ConfigError(f"a tournament needs at least 2 entrants, not {count}")
+    if fmt == "field":
+        if len(lineup) != 4 or not all(0 <= e < count for e in lineup):
+            raise ConfigError(f"a field lineup names an entrant for each of 4 seats: {lineup}")
+        return rotations(lineup)
     if fmt == "gauntlet":
         return [arr for j in range(1, count) for arr in pair_arrangements(0, j)]
     if fmt != "round-robin":
@@ -75,6 +89,8 @@ class GameTask:
     time_limit: float
     connect_timeout: float
     log_dir: str
+    strategies: tuple[tuple[str, dict[str, Any]], ...] | None = None
+    """Set for a game played in-process: each seat's built-in strategy and parameters."""
 
 
 def seat_teams(entrants: Sequence[Entrant], seats: Sequence[int]) -> tuple[int, ...]:
@@ -98,15 +114,23 @@ class Schedule:
     fmt: str = "round-robin"
     connect_timeout: float = 30.0
     log_dir: str = ""
+    lineup: tuple[int, ...] = ()
+    """The ``field`` format's lineup."""
+    local: bool = False
+    """Play in this process's client sessions instead of server and player processes."""
 
     @property
     def per_round(self) -> list[tuple[int, ...]]:
-        return arrangements(len(self.entrants), self.fmt)
+        return arrangements(len(self.entrants), self.fmt, self.lineup)
 
     def check(self) -> None:
         """Fail before any game is played if a lineup cannot be seated."""
         for seats in self.per_round:
             seat_teams(self.entrants, seats)
+        if self.local:
+            commands = [e.name for e in self.entrants if e.strategy is None]
+            if commands:
+                raise ConfigError(f"entrants {commands} are programs: they cannot play in-process")
 
     def task(self, index: int) -> GameTask:
         per_round = self.per_round
@@ -122,4 +146,13 @@ class Schedule:
             time_limit=self.time_limit,
             connect_timeout=self.connect_timeout,
             log_dir=str(Path(self.log_dir)),
+            strategies=self._strategies(seats) if self.local else None,
         )
+
+    def _strategies(self, seats: Sequence[int]) -> tuple[tuple[str, dict[str, Any]], ...]:
+        out = []
+        for e in seats:
+            entrant = self.entrants[e]
+            assert entrant.strategy is not None  # check() refuses programs
+            out.append((entrant.strategy, dict(entrant.params)))
+        return tuple(out)

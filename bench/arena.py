@@ -142,7 +142,7 @@ def register_bench(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from battlesheep.cli import print_figures
+    from bench import print_figures
 
     logging.getLogger("arena").setLevel(logging.WARNING)  # one line per figure, no chatter
     print_figures(asyncio.run(bench_arena(args.games, args.game, args.seed)))

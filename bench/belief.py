@@ -15,72 +15,64 @@ import argparse
 import random
 import statistics
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arena.local import play_local
 from arena.replay import ReplayError, initial_state, read_replay
-from battlesheep.cli import print_figures
+from bench import print_figures, quiet_games
 from state.belief import Belief, SplitPrior
-from state.boardgen import random_geometry
 from state.game import GameState, Move
 from state.geometry import Geometry
 from state.observe import Action, ingest, state_from_observation
 from state.settings import PLAYERS, get_setting
-from strategies.base import Budget
 from strategies.registry import make_strategy, parse_seat
 
 
 @dataclass
-class GameRecord:
+class Plays:
+    """A game-3 game as the truth saw it: the field and every seat's turn in order."""
+
     geometry: Geometry
     # (seat, kind, cell, split, direction), kind place/move/pass/skip as in replays.
     plays: list[tuple[int, str, int, int, int]]
 
 
-def play_record(seed: int, seats: list[str], move_time: float) -> GameRecord:
-    setting = get_setting(3)
-    geometry = random_geometry(setting, seed)
-    truth = GameState(setting, geometry)
+def _plays(geometry: Geometry, events: Iterable[tuple[int, str, int, int, int, int]]) -> Plays:
+    """From events (seat, kind, x, y, split, direction) of the referee or a replay."""
+    n = geometry.size
+    plays: list[tuple[int, str, int, int, int]] = []
+    for seat, kind, x, y, split, direction in events:
+        cell = x * n + y if kind in ("place", "move") else -1
+        split, direction = (split, direction) if kind == "move" else (0, 0)
+        plays.append((seat, kind, cell, split, direction))
+    return Plays(geometry, plays)
+
+
+def play_record(seed: int, seats: list[str], move_time: float) -> Plays:
+    """A game-3 game of the given seats, played in-process by the one game loop."""
     players = []
     for i, spec in enumerate(seats):
         name, params = parse_seat(spec)
-        player = make_strategy(name, {"seed": seed * 4 + i, **params})
-        player.new_game(setting, i + 1)
-        players.append(player)
-    plays: list[tuple[int, str, int, int, int]] = []
-    while truth.placing or not truth.is_terminal():
-        seat = truth.to_move
-        player = players[seat - 1]
-        if truth.placing:
-            cell = player.place(truth.copy(), Budget.seconds(move_time))
-            truth.place(cell)
-            plays.append((seat, "place", cell, 0, 0))
-            continue
-        view = truth.copy()
-        move = player.move(view, Budget.seconds(move_time)) if truth.has_moves(seat) else None
-        if move is None:
-            truth.apply_pass()
-            plays.append((seat, "pass", -1, 0, 0))
-        else:
-            truth.apply(move)
-            plays.append((seat, "move", *move))
-    return GameRecord(geometry, plays)
+        players.append(make_strategy(name, {"seed": seed * 4 + i, **params}))
+    record = play_local(3, seed, players, move_time).record
+    return _plays(
+        record.state.geometry,
+        ((e.seat, e.kind, e.x, e.y, e.split, e.direction) for e in record.events),
+    )
 
 
-def record_of_replay(path: Path) -> GameRecord:
+def record_of_replay(path: Path) -> Plays:
     replay = read_replay(path)
     if int(replay["game"]) != 3:
         raise ValueError(f"{path} is a game-{replay['game']} replay, not game 3")
-    geometry = initial_state(replay).geometry
-    n = geometry.size
-    plays: list[tuple[int, str, int, int, int]] = []
-    for e in replay["events"]:
-        kind = str(e["kind"])
-        cell = int(e["x"]) * n + int(e["y"]) if kind in ("place", "move") else -1
-        split, direction = (int(e["split"]), int(e["dir"])) if kind == "move" else (0, 0)
-        plays.append((int(e["seat"]), kind, cell, split, direction))
-    return GameRecord(geometry, plays)
+    events = (
+        (int(e["seat"]), str(e["kind"]), int(e["x"]), int(e["y"]), int(e["split"]), int(e["dir"]))
+        for e in replay["events"]
+    )
+    return _plays(initial_state(replay).geometry, events)
 
 
 def _replay_play(truth: GameState, kind: str, cell: int, split: int, direction: int) -> None:
@@ -94,7 +86,7 @@ def _replay_play(truth: GameState, kind: str, cell: int, split: int, direction: 
         truth.skip_turn()
 
 
-def observed_splits(record: GameRecord) -> list[tuple[int, int]]:
+def observed_splits(record: Plays) -> list[tuple[int, int]]:
     """(stack size, split) of every move, read off the truth: the prior's training data."""
     truth = GameState(get_setting(3), record.geometry)
     out = []
@@ -106,7 +98,7 @@ def observed_splits(record: GameRecord) -> list[tuple[int, int]]:
 
 
 def errors_of_view(
-    record: GameRecord, viewer: int, prior: SplitPrior, samples: int
+    record: Plays, viewer: int, prior: SplitPrior, samples: int
 ) -> list[tuple[float, float, int]]:
     """Per observation of ``viewer``: summed |median - truth|, |uniform guess - truth|, stacks."""
     setting = get_setting(3)
@@ -206,6 +198,7 @@ def register_bench(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    quiet_games()
     seats = [s.strip() for s in args.seats.split(",")]
     if len(seats) != 4:
         raise SystemExit(f"--seats needs four strategies, got {len(seats)}: {args.seats!r}")

@@ -48,7 +48,7 @@ def games_per_s(args: argparse.Namespace, jobs: int) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from battlesheep.cli import print_figures
+    from bench import print_figures
 
     for name in ("arena", "client", "distributed"):
         logging.getLogger(name).setLevel(logging.WARNING)

@@ -15,16 +15,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import random
 import statistics
 import time
 from typing import Any
 
-from battlesheep.cli import print_figures
+from bench import print_figures
+from bench.games import random_game
 from client.session import GameSession, TimeLimits
 from client.tcp import ConnectOptions, play_tcp
 from protocol import GameOver, InitialMap, Turn, encode
-from state.boardgen import random_geometry
+from state.boardgen import initial_map, random_geometry
 from state.game import GameState, Move
 from state.settings import get_setting
 from strategies.base import Budget, Strategy
@@ -72,34 +72,17 @@ class InstantStrategy(Strategy):
 def recorded_game(game: int, seed: int) -> tuple[bytes, list[bytes]]:
     """The initial map frame for seat 1 and the turn frames seat 1 sees in a random game."""
     setting = get_setting(game)
-    rng = random.Random(seed)
-    state = GameState(setting, random_geometry(setting, seed))
     n = setting.size
 
     def board(rows: list[list[int]]) -> tuple[tuple[int, ...], ...]:
         return tuple(tuple(r) for r in rows)
 
-    initial = encode(
-        InitialMap(code=1, id_package=1, player_id=SEAT, map=board(state.wire_map())), n
-    )
-    while state.placing:
-        state.place(rng.choice(state.initial_positions()))
-    turns: list[bytes] = []
-    while not state.is_terminal():
-        slides = state.slides()
-        if not slides:
-            state.skip_turn()
-            continue
-        if state.to_move == SEAT:
-            msg = Turn(
-                code=1,
-                id_package=len(turns) + 2,
-                map=board(state.wire_map()),
-                sheep=board(state.wire_sheep(SEAT)),
-            )
-            turns.append(encode(msg, n))
-        cell, _direction, dst = rng.choice(slides)
-        state.slide(cell, dst, rng.randint(1, state.sheep[cell] - 1))
+    empty = initial_map(random_geometry(setting, seed))
+    initial = encode(InitialMap(code=1, id_package=1, player_id=SEAT, map=board(empty)), n)
+    turns = [
+        encode(Turn(code=1, id_package=k + 2, map=board(m), sheep=board(s)), n)
+        for k, (m, s) in enumerate(random_game(game, seed, SEAT).boards)
+    ]
     return initial, turns
 
 

@@ -1,0 +1,126 @@
+"""Games between strategies in this process: the referee's seats are ``GameSession``s.
+
+An in-process seat is what ``battlesheep play`` runs, minus the bytes: the
+referee hands it the same ``InitialMap``/``Turn`` messages it would encode
+for a socket, the session ingests the board into its own state (other seats'
+counts hidden in game 3), tells its strategy what the board showed, runs the
+search in its worker thread under the deadline and answers with the reply it
+would send. So self-play, the benches and ``bench strength`` measure the
+client's own code path, judged by the one referee.
+
+In-process replies need no network margin: a session's deadline is the time
+limit itself, and the referee allows ``grace`` seconds on top for the event
+loop before a reply counts as late.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena.connections import Reply, SeatStats
+from arena.referee import GameListener, GameRecord, Referee
+from client.session import GameSession, TimeLimits
+from protocol import GameOver, InitialMap, ReplyKind, Turn
+from state.settings import PLAYERS, get_setting
+from strategies.base import Strategy
+
+GRACE = 0.1
+"""Seconds past the time limit before an in-process reply counts as late."""
+
+SeatSpec = tuple[str, Mapping[str, Any]]
+"""A built-in strategy and its parameters (``strategies.registry``)."""
+
+
+class SessionLink:
+    """One seat of the referee answered by a ``GameSession`` in this process."""
+
+    def __init__(self, session: GameSession, stats: SeatStats) -> None:
+        self.session = session
+        self.stats = stats
+        self._task: asyncio.Task[Reply | None] | None = None
+
+    def request(self, message: InitialMap | Turn, kind: ReplyKind) -> asyncio.Future[Reply | None]:
+        self._task = asyncio.ensure_future(self._answer(message))
+        return self._task
+
+    async def _answer(self, message: InitialMap | Turn) -> Reply | None:
+        reply = await self.session.respond(message, time.monotonic())
+        if reply is None:
+            return None
+        return Reply(reply, time.monotonic())  # type: ignore[arg-type]
+
+    def cancel_request(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+
+class SessionSeats:
+    """The referee's four seats, each a ``GameSession`` of a strategy."""
+
+    def __init__(self, sessions: Sequence[GameSession]) -> None:
+        self.stats: dict[int, SeatStats] = {seat: SeatStats(connects=1) for seat in PLAYERS}
+        self.links = {
+            seat: SessionLink(session, self.stats[seat])
+            for seat, session in zip(PLAYERS, sessions, strict=True)
+        }
+
+    def connection(self, seat: int) -> SessionLink | None:
+        return self.links[seat]
+
+    async def end_game(self, id_package: int) -> None:
+        for link in self.links.values():
+            await link.session.respond(GameOver(id_package=id_package), time.monotonic())
+            link.session.close()
+
+
+@dataclass
+class LocalGame:
+    """An in-process game: the referee's record and each seat's search figures per move."""
+
+    record: GameRecord
+    figures: list[list[dict[str, float]]] = field(default_factory=list)
+
+
+def sessions_for(
+    game: int, strategies: Sequence[Strategy], time_limit: float, grace: float = GRACE
+) -> list[GameSession]:
+    """One session per seat whose deadline is ``time_limit`` after each request."""
+    setting = get_setting(game)
+    limits = TimeLimits(time_limit + grace, margin=grace)
+    return [GameSession(setting, strategy, limits) for strategy in strategies]
+
+
+async def play_sessions(
+    game: int,
+    seed: int,
+    strategies: Sequence[Strategy],
+    time_limit: float,
+    teams: Sequence[int] = (1, 2, 3, 4),
+    listener: GameListener | None = None,
+    grace: float = GRACE,
+) -> LocalGame:
+    """One game of four strategies on the board of ``seed``, judged by the referee."""
+    sessions = sessions_for(game, strategies, time_limit, grace)
+    seats = SessionSeats(sessions)
+    referee = Referee(
+        seats, get_setting(game), seed, time_limit + grace, list(teams), listener=listener
+    )
+    record = await referee.play()
+    return LocalGame(record, [s.stats.figures for s in sessions])
+
+
+def play_local(
+    game: int,
+    seed: int,
+    strategies: Sequence[Strategy],
+    time_limit: float,
+    teams: Sequence[int] = (1, 2, 3, 4),
+    listener: GameListener | None = None,
+    grace: float = GRACE,
+) -> LocalGame:
+    """``play_sessions`` for callers without an event loop."""
+    return asyncio.run(play_sessions(game, seed, strategies, time_limit, teams, listener, grace))

@@ -1,0 +1,159 @@
+"""``battlesheep bench strength``: the main strategy against fields of yardsticks.
+
+A field is three seat specs, played with the measured strategy in every seat of
+each board (a ``field`` schedule of the tournament runner, played in-process:
+every seat is a client session of its strategy, judged by the one referee).
+Game 3 needs nothing special (every seat sees only its own counts; ``uct``
+fills the rest with the reference's uniform guess). In game 4 the seat opposite
+the measured strategy is its partner: ``uct`` is then the main agent with a
+``uct`` partner against two ``uct``, and ``pair-uct`` a pair of the measured
+strategy against a pair of ``uct``; both report the pair's win rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from bench import print_figures, quiet_games
+from state.settings import get_setting
+from strategies.params import load_params
+from strategies.registry import DEFAULT_STRATEGY, make_strategy, parse_params
+from tournament.entrants import Entrant, builtin_entrant, parse_entrant
+from tournament.run import Tournament
+from tournament.runner import LocalRunner
+from tournament.schedule import Schedule
+from tournament.stats import mean_interval
+
+FIELDS: dict[str, list[str]] = {
+    "greedy": ["greedy"] * 3,
+    "seedlike": ["seedlike"] * 3,
+    "uct": ["uct"] * 3,
+    "mixed": ["greedy", "seedlike", "uct"],
+}
+# Game 4 only: a pair of the measured strategy against a pair of this seat spec.
+PAIR_FIELDS: dict[str, str] = {"pair-uct": "uct", "pair-seedlike": "seedlike"}
+DEFAULT_FIELDS: dict[int, list[str]] = {3: ["uct"], 4: ["uct", "pair-uct"]}
+MEASURED = 0
+"""The measured strategy's entrant index."""
+
+
+def register_bench(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "strength",
+        help="points per game of a strategy against greedy, seedlike, uct and a mixed field",
+    )
+    p.add_argument("--game", type=int, choices=[1, 2, 3, 4], default=1)
+    p.add_argument("--games", type=int, default=8, help="games per field (multiples of 4)")
+    p.add_argument("--time-limit", type=float, default=1.0, help="seconds per move")
+    p.add_argument("--jobs", type=int, default=2, help="games played at once")
+    p.add_argument("--seed", type=int, default=1, help="the first board's seed")
+    p.add_argument("--strategy", default=None, help="the measured strategy (default: the main)")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--params-file", default=None, help="a parameter file (params/agent1.toml)")
+    p.add_argument(
+        "--field",
+        action="append",
+        default=None,
+        metavar="FIELD",
+        help="greedy, seedlike, uct, mixed, pair-uct (game 4), or three seat specs joined "
+        "by ',' (e.g. 'hybrid:ab_fraction=0,uct,uct'); repeatable; default: all four "
+        "(game 3: uct; game 4: uct and pair-uct)",
+    )
+    p.set_defaults(func=run)
+
+
+def field_lineup(
+    fld: str, game: int, measured: Entrant, time_limit: float
+) -> tuple[list[Entrant], tuple[int, ...]]:
+    """The entrants of a field (the measured one first) and the lineup to rotate."""
+    if fld in PAIR_FIELDS:
+        if game != 4:
+            raise SystemExit(f"field {fld!r} is a team field: it needs --game 4")
+        return [measured, parse_entrant(f"field0={PAIR_FIELDS[fld]}", time_limit)], (0, 1, 0, 1)
+    specs = FIELDS.get(fld) or fld.split(",")
+    if len(specs) != 3:
+        raise SystemExit(f"field {fld!r}: need three seat specs, not {len(specs)}")
+    distinct = list(dict.fromkeys(s.strip() for s in specs))
+    entrants = [
+        measured,
+        *(parse_entrant(f"field{k}={s}", time_limit) for k, s in enumerate(distinct)),
+    ]
+    return entrants, (0, *(1 + distinct.index(s.strip()) for s in specs))
+
+
+def summarize(results: Sequence[dict[str, Any]], game: int) -> dict[str, float]:
+    """Points per game of the seat the measured strategy sat in, and its search figures."""
+    seats = [r["seats"].index(MEASURED) for r in results]
+    points = [r["points"][s] for r, s in zip(results, seats, strict=True)]
+    scores = [float(r["scores"][s]) for r, s in zip(results, seats, strict=True)]
+    interval = mean_interval(points)
+    out = {
+        "games": float(len(results)),
+        "points_per_game": interval.mean,
+        "ci95_low": interval.low,
+        "ci95_high": interval.high,
+        "score_per_game": sum(scores) / max(1, len(scores)),
+        "late_moves": 0.0,
+        "illegal_moves": 0.0,
+    }
+    for r in results:
+        for seat, entrant in enumerate(r["seats"]):
+            if entrant == MEASURED:
+                out["late_moves"] += r["late"][seat]
+                out["illegal_moves"] += r["illegal"][seat]
+    if get_setting(game).teams:
+        # Partners share the pair's points: above the mean of 2.75 is a win.
+        wins = mean_interval([1.0 if p > 2.75 else 0.5 if p == 2.75 else 0.0 for p in points])
+        out.update(
+            {"pair_win_rate": wins.mean, "win_ci95_low": wins.low, "win_ci95_high": wins.high}
+        )
+    out.update(_search(results, seats))
+    return out
+
+
+def _search(results: Sequence[dict[str, Any]], seats: Sequence[int]) -> dict[str, float]:
+    """The measured seat's search figures per move, weighted by its moves in each game."""
+    figures = [r["search"][s] for r, s in zip(results, seats, strict=True) if r.get("search")]
+    moves = sum(f["moves"] for f in figures)
+    if not moves:
+        return {}
+    out: dict[str, float] = {}
+    for key in ("iterations", "nodes", "depth", "ab_depth", "ab_nodes", "time_used"):
+        weighted = [(f[key], f["moves"]) for f in figures if key in f]
+        if weighted:
+            out[f"{key}_per_move"] = sum(v * n for v, n in weighted) / sum(n for _, n in weighted)
+    out["time_used_max"] = max(f.get("time_used_max", 0.0) for f in figures)
+    out["moves"] = moves
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    quiet_games()
+    name = args.strategy or DEFAULT_STRATEGY
+    params: dict[str, Any] = {}
+    if args.params_file:
+        params.update(load_params(args.params_file, name))
+    params.update(parse_params(args.param))
+    make_strategy(name, params)  # fail early on a bad parameter
+    measured = builtin_entrant(name, name, params, args.time_limit)
+    runner = LocalRunner(args.jobs)
+    try:
+        for fld in args.field or DEFAULT_FIELDS.get(args.game, list(FIELDS)):
+            entrants, lineup = field_lineup(fld, args.game, measured, args.time_limit)
+            schedule = Schedule(
+                tuple(entrants), args.game, args.seed, args.time_limit, "field",
+                lineup=lineup, local=True,
+            )  # fmt: skip
+            started = time.monotonic()
+            outcome = Tournament(schedule, args.games).run(runner)
+            figures = summarize(outcome.results, args.game)
+            figures["wall_s"] = time.monotonic() - started
+            label = fld.replace(",", "+").replace(":", "_").replace("=", "")
+            print(f"# {name} vs {fld}, game {args.game}, {args.time_limit} s per move")
+            print_figures({f"{label}.{k}": v for k, v in figures.items()})
+    finally:
+        runner.close()
+    return 0

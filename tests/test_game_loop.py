@@ -1,0 +1,189 @@
+"""The one game loop: in-process seats are client sessions judged by the arena's referee,
+and many games of any kind go through the tournament's schedule and runner."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.local import play_local
+from arena.referee import Event, GameRecord
+from arena.results import result_of
+from bench.games import random_game
+from bench.strength import field_lineup, summarize
+from state.game import UNKNOWN, GameState, Move
+from state.observe import IngestReport
+from state.scoring import flood_scores
+from strategies.base import Budget
+from strategies.baselines import RandomStrategy
+from strategies.registry import make_strategy
+from tournament.entrants import builtin_entrant
+from tournament.schedule import Schedule, arrangements
+
+
+def players(*names: str) -> list[Any]:
+    return [make_strategy(name, {"seed": k}) for k, name in enumerate(names)]
+
+
+@pytest.mark.parametrize("game", [1, 2, 3, 4])
+def test_an_in_process_game_is_played_to_the_end_by_the_referee(game: int) -> None:
+    played = play_local(game, 5, players("greedy", "random", "greedy", "random"), 1.0)
+    record = played.record
+    state = record.state
+    assert state.is_terminal() and not record.stalled
+    assert [s.illegal + s.late + s.absent for s in record.stats] == [0, 0, 0, 0]
+    assert state.scores() == flood_scores(state.geometry, state.owner)
+    result = result_of(record)
+    assert sum(result["points"]) == pytest.approx(11.0)
+    # Every seat's moves were asked for, answered and recorded with the search figures.
+    for seat in range(1, 5):
+        moves = [e for e in record.events if e.seat == seat and e.kind == "move"]
+        assert len(played.figures[seat - 1]) == len(moves) > 0
+
+
+class Watcher(RandomStrategy):
+    """Keeps every board it is shown, and answers with an illegal placement."""
+
+    name = "watcher"
+
+    def __init__(self, params: Any = None) -> None:
+        super().__init__(params)
+        self.views: list[GameState] = []
+
+    def observe(self, state: GameState, report: IngestReport) -> None:
+        self.views.append(state.copy())
+
+    def place(self, state: GameState, budget: Budget) -> int:
+        return -5
+
+    def move(self, state: GameState, budget: Budget) -> Move | None:
+        return Move(-1, 1, 2)
+
+
+def test_in_process_seats_see_what_a_client_sees_and_never_send_an_illegal_reply() -> None:
+    watcher = Watcher({"seed": 1})
+    played = play_local(3, 9, [watcher, *players("random", "random", "random")], 1.0)
+    # Game 3: the seat's own view never shows another seat's count.
+    others = [
+        view.sheep[c] for view in watcher.views for seat in (2, 3, 4) for c in view.stacks[seat]
+    ]
+    assert others and all(count == UNKNOWN for count in others)
+    # What the strategy got wrong, the session's legal fallback answered.
+    assert played.record.stats[0].illegal == 0
+    placed = [e for e in played.record.events if e.seat == 1 and e.kind == "place"]
+    assert placed[0].outcome == "ok"
+    assert sum(1 for e in played.record.events if e.seat == 1 and e.kind == "move") > 0
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self.over: GameRecord | None = None
+
+    def game_started(self, *args: object) -> None:
+        pass
+
+    def turn_played(self, event: Event, state: GameState) -> None:
+        self.events.append(event)
+
+    def game_over(self, record: GameRecord) -> None:
+        self.over = record
+
+
+def test_the_same_listener_watches_in_process_games() -> None:
+    recorder = Recorder()
+    played = play_local(
+        1, 4, players("random", "random", "random", "random"), 1.0, listener=recorder
+    )
+    assert recorder.over is played.record
+    assert recorder.events == played.record.events
+
+
+def test_bench_games_come_from_the_game_loop() -> None:
+    watched = random_game(1, 3, seat=2)
+    assert watched.boards and watched.positions
+    assert all(not p.placing and p.has_moves() for p in watched.positions)
+    assert random_game(1, 3, seat=2).boards == watched.boards  # seeded: the same game
+
+
+def test_field_lineups_put_the_measured_entrant_in_every_seat() -> None:
+    measured = builtin_entrant("hybrid", "hybrid", {}, 1.0)
+    entrants, lineup = field_lineup("uct", 1, measured, 1.0)
+    assert lineup == (0, 1, 1, 1) and [e.strategy for e in entrants] == ["hybrid", "uct"]
+    rounds = arrangements(len(entrants), "field", lineup)
+    assert sorted(a.index(0) for a in rounds) == [0, 1, 2, 3]
+    entrants, lineup = field_lineup("mixed", 1, measured, 1.0)
+    assert lineup == (0, 1, 2, 3) and len(entrants) == 4
+    entrants, lineup = field_lineup("pair-uct", 4, measured, 1.0)
+    rounds = arrangements(len(entrants), "field", lineup)
+    assert rounds == [(0, 1, 0, 1), (1, 0, 1, 0)]
+
+
+def test_match_seating_is_the_round_robin_of_four() -> None:
+    # Game k: entrant e in seat (e + k) % 4, on the board of round k // 4.
+    rounds = arrangements(4, "round-robin")
+    for k, seats in enumerate(rounds):
+        assert [seats.index(e) for e in range(4)] == [(e + k) % 4 for e in range(4)]
+
+
+def test_in_process_schedules_refuse_programs() -> None:
+    from arena.config import ConfigError
+    from tournament.entrants import parse_entrant
+
+    entrants = (builtin_entrant("a", "random", {}, 1.0), parse_entrant("cmd:prog", 1.0))
+    with pytest.raises(ConfigError, match="cannot play in-process"):
+        Schedule(entrants, 1, 1, 1.0, local=True).check()
+
+
+def _result(seats: list[int], points: list[float], late: int = 0) -> dict[str, Any]:
+    return {
+        "seats": seats,
+        "points": points,
+        "scores": [20, 10, 20, 10],
+        "late": [late, 0, 0, 0],
+        "illegal": [0, 0, 0, 0],
+        "search": [{"moves": 10.0, "iterations": 100.0, "time_used": 0.5, "time_used_max": 0.9}]
+        * 4,
+    }
+
+
+def test_strength_summary_of_the_measured_seat() -> None:
+    results = [
+        _result([0, 1, 0, 1], [4.0, 1.5, 4.0, 1.5]),
+        _result([1, 0, 1, 0], [4.0, 1.5, 4.0, 1.5], late=1),
+    ]
+    figures = summarize(results, 4)
+    assert figures["pair_win_rate"] == 0.5
+    assert figures["points_per_game"] == 2.75
+    assert figures["late_moves"] == 0  # the late seat was the other pair's
+    assert figures["iterations_per_move"] == 100.0 and figures["moves"] == 20
+
+
+def test_bench_strength_command_plays_through_the_runner(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [
+            *(sys.executable, "-m", "battlesheep", "bench", "strength", "--strategy", "greedy"),
+            *(
+                "--field",
+                "random,random,random",
+                "--games",
+                "4",
+                "--time-limit",
+                "0.5",
+                "--jobs",
+                "1",
+            ),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    figures = dict(line.split("=") for line in proc.stdout.splitlines() if "=" in line)
+    assert figures["random+random+random.games"] == "4"
+    assert float(figures["random+random+random.points_per_game"]) > 2.75
+    assert figures["random+random+random.illegal_moves"] == "0"
