@@ -1,4 +1,4 @@
-"""``battlesheep serve``, ``battlesheep replay`` and ``battlesheep match``."""
+"""``battlesheep serve`` and ``battlesheep replay``."""
 
 from __future__ import annotations
 
@@ -6,21 +6,16 @@ import argparse
 import asyncio
 import logging
 import os
-import random
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from arena.config import ConfigError, ServeOptions, default_input, read_input_file
 from arena.connections import Lobby
-from arena.match import MatchOptions, parse_entrants, run_match, stats_table, tally
 from arena.players import ProcessPlayer
 from arena.referee import GameRecord
 from arena.replay import ReplayError, read_replay, replay_lines, write_replay
@@ -84,8 +79,6 @@ def register(sub: Any) -> None:
     replay.add_argument("--no-boards", action="store_true", help="moves only")
     viewer_cli.add_replay_arguments(replay)
     replay.set_defaults(func=run_replay)
-
-    register_match(sub)
 
 
 def _error(message: str) -> int:
@@ -278,79 +271,4 @@ def run_replay(args: argparse.Namespace) -> int:
             print(line)
     except ReplayError as exc:
         return _error(str(exc))
-    return 0
-
-
-def register_match(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser(
-        "match",
-        help="many games between four entrants, seats rotated, with statistics",
-        description="Seats are built-in strategies (NAME or NAME:key=value) played by "
-        "`battlesheep play`, or cmd:<command line> with {port} {host} {team} {game}; "
-        "cmd:team=N:<command> for a fixed team id. Seats rotate game by game.",
-    )
-    p.add_argument("--game", type=int, choices=[1, 2, 3, 4], default=1)
-    p.add_argument("--games", type=int, default=4)
-    p.add_argument("--seats", required=True, help='four seats: "A,B,C,D"')
-    p.add_argument("--jobs", type=int, default=1, help="games played at the same time")
-    p.add_argument("--seed", type=int, help="board seed of the first block of four games")
-    p.add_argument("--time-limit", type=float, default=3.0, help="seconds per move")
-    p.add_argument("--record", metavar="DIR", help="write a replay file per game here")
-    p.add_argument("--results", metavar="FILE", help="append one JSON line per game")
-    p.add_argument("--player-logs", metavar="DIR", help="players' output (default: a temp dir)")
-    p.add_argument("--connect-timeout", type=float, default=30.0)
-    p.add_argument("-v", "--verbose", action="count", default=0, help="debug logging")
-    p.add_argument("--log-file", metavar="PATH", help="server log to a file instead of stderr")
-    p.set_defaults(func=main_match)
-
-
-def main_match(args: argparse.Namespace) -> int:
-    _quiet(args)
-    if args.games < 1 or args.jobs < 1 or args.time_limit <= 0:
-        print(
-            "battlesheep: error: --games, --jobs and --time-limit must be positive", file=sys.stderr
-        )
-        return 2
-    try:
-        entrants = parse_entrants(args.seats, args.time_limit)
-    except ConfigError as exc:
-        print(f"battlesheep: error: {exc}", file=sys.stderr)
-        return 2
-    if args.games % 4:
-        print(
-            f"note: {args.games} games is not a multiple of 4; seats are not equally often played",
-            file=sys.stderr,
-        )
-    options = MatchOptions(
-        game=args.game,
-        games=args.games,
-        entrants=entrants,
-        seed=args.seed if args.seed is not None else random.randrange(2**31),
-        time_limit=args.time_limit,
-        jobs=args.jobs,
-        logs=Path(args.player_logs or tempfile.mkdtemp(prefix="battlesheep-match-")),
-        record=Path(args.record) if args.record else None,
-        results=Path(args.results) if args.results else None,
-        connect_timeout=args.connect_timeout,
-    )
-    err = Console(stderr=True)
-    started = time.monotonic()
-    with Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=err,
-        disable=not err.is_terminal or args.games < 2,
-    ) as progress:
-        results = asyncio.run(run_match(options, progress))
-    stats = tally(entrants, results)
-    title = (
-        f"game {options.game}, {len(results)} games, seed {options.seed}, "
-        f"{time.monotonic() - started:.1f} s; player logs in {options.logs}"
-    )
-    out = Console()
-    if not out.is_terminal:  # a file or a pipe: do not squeeze the table into 80 columns
-        out = Console(width=160)
-    out.print(stats_table(stats, title))
     return 0

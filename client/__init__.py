@@ -9,7 +9,7 @@
 - ``play_tcp`` (``client.tcp``): the course's TCP transport with connect retry,
   reconnect and resynchronisation.
 - ``battlesheep play`` / ``battlesheep sample`` (``client.cli``), and
-  ``battlesheep bench client`` (``client.bench``).
+  ``battlesheep bench client`` (``bench.client``).
 """
 
 from client.errors import ClientError, ConnectionFailed, ExitCode, ServerDataError

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import subprocess
 import sys
 from pathlib import Path
@@ -11,35 +10,33 @@ from pathlib import Path
 import pytest
 
 from arena.config import ConfigError
-from arena.match import ci95, parse_entrants, seating, tally
 from tests.arena_support import TEMPLATE
+from tournament.cli import seat_entrants
+from tournament.run import read_results_file
+from tournament.schedule import seat_teams
+from tournament.standings import standings
 
 BATTLESHEEP = [sys.executable, "-m", "battlesheep"]
 
 
-def test_seating_rotates_every_entrant_through_every_seat() -> None:
-    seats_of = {e: sorted(seating(k).index(e) for k in range(4)) for e in range(4)}
-    assert all(s == [0, 1, 2, 3] for s in seats_of.values())
-    assert seating(4) == seating(0)
-
-
-def test_ci95() -> None:
-    assert math.isnan(ci95([3.0]))
-    assert ci95([1.0, 1.0, 1.0]) == 0
-    # n = 2, t = 12.706: half-width = 12.706 * stdev / sqrt(2)
-    assert ci95([1.0, 5.0]) == pytest.approx(12.706 * 2.8284271 / 1.4142136)
-    assert ci95([float(i % 2) for i in range(100)]) == pytest.approx(1.96 * 0.50252 / 10, 1e-3)
-
-
 def test_seat_specs() -> None:
-    entrants = parse_entrants("random,greedy:seed=3,cmd:prog {port},cmd:team=77:other", 1.0)
-    assert [e.team for e in entrants] == [101, 102, 103, 77]
-    assert entrants[1].command[-4:] == ["--param", "seed=3", "--time-limit", "1"]
+    entrants = seat_entrants("random,greedy:seed=3,cmd:prog {port},cmd:team=77:other", 1.0)
+    assert [e.name for e in entrants][:2] == ["1:random", "2:greedy:seed=3"]
+    assert [e.team for e in entrants] == [None, None, None, 77]
+    command = list(entrants[1].command)
+    assert command[command.index("--param") + 1] == "seed=3"
+    # One play command line for match and tournament: the same margin for the same limit.
+    assert command[-4:] == ["--margin", "0.25", "--time-limit", "1"]
     assert entrants[3].command == "other"
+    # Seat teams: 101..104 by seat, unless an entrant sends a fixed one.
+    assert seat_teams(entrants, (3, 0, 1, 2)) == (77, 102, 103, 104)
     with pytest.raises(ConfigError, match="unknown strategy"):
-        parse_entrants("random,nosuch,random,random", 1.0)
+        seat_entrants("random,nosuch,random,random", 1.0)
     with pytest.raises(ConfigError, match="4 comma-separated"):
-        parse_entrants("random,random", 1.0)
+        seat_entrants("random,random", 1.0)
+    # Commands with commas: seats split by ';'.
+    entrants = seat_entrants("cmd:a 1,2;random;random;random", 1.0)
+    assert entrants[0].command == "a 1,2"
 
 
 def test_match_with_template_and_sample_players(tmp_path: Path) -> None:
@@ -71,19 +68,21 @@ def test_match_with_template_and_sample_players(tmp_path: Path) -> None:
         timeout=90,
     )
     assert proc.returncode == 0, proc.stderr
-    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    header, rows = read_results_file(results)
+    assert header is not None and header["tournament"]["format"] == "round-robin"
     assert sorted(r["index"] for r in rows) == [0, 1, 2, 3]
     for row in rows:
         k = row["index"]
         assert row["seed"] == 3  # one board, played from all four seats
-        assert row["teams"] == [101 + e for e in seating(k)]
+        assert row["seats"] == [(s - k) % 4 for s in range(4)]  # entrant e in seat (e + k) % 4
+        assert row["teams"] == [101, 102, 103, 104]
         assert row["late"] == [0, 0, 0, 0] and row["illegal"] == [0, 0, 0, 0]
         assert row["disconnects"] == [0, 0, 0, 0]
     assert len({json.dumps(r["final_map"]) for r in rows}) > 1  # real, different games
-    entrants = parse_entrants(f"{template},{template} --seed 5,random,greedy", 1.0)
-    stats = tally(entrants, rows)
-    assert all(len(s.points) == 4 for s in stats)
-    assert sum(sum(s.points) for s in stats) == 44
+    names = [e.name for e in seat_entrants(f"{template},{template} --seed 5,random,greedy", 1.0)]
+    rows_by_entrant = standings(names, rows)
+    assert all(len(s.points) == 4 for s in rows_by_entrant)
+    assert sum(sum(s.points) for s in rows_by_entrant) == pytest.approx(44)
     table = proc.stdout
     assert "points/game" in table and "greedy" in table and "random" in table
 

@@ -1,4 +1,9 @@
-"""``battlesheep tournament``, ``tune``, ``build`` and ``submission``."""
+"""``battlesheep tournament``, ``match``, ``tune``, ``build`` and ``submission``.
+
+``match`` is a tournament of the four entrants given for the seats, in the
+round-robin format: every block of four games plays one board from all four
+seats.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import logging
 import random
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +33,7 @@ from tournament.build import (
     default_params_file,
     source_zip,
 )
-from tournament.entrants import parse_entrants
+from tournament.entrants import Entrant, parse_entrant, parse_entrants
 from tournament.paramfile import ParamFileError, load_agent_params
 from tournament.run import Outcome, Tournament, header_seed
 from tournament.run import Progress as RunProgress
@@ -51,8 +57,6 @@ def register(sub: Any) -> None:
     p.add_argument("entrants", nargs="+", metavar="ENTRANT")
     p.add_argument("--format", choices=FORMATS, default="round-robin", dest="fmt")
     _add_run_options(p)
-    p.add_argument("--results", metavar="FILE", help="JSON lines: a header, then one per game")
-    p.add_argument("--resume", action="store_true", help="play only the games not in --results")
     p.add_argument(
         "--sprt",
         metavar="ELO0,ELO1",
@@ -64,8 +68,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--sprt-min-games", type=int, default=16, help="games before the SPRT may stop (16)"
     )
-    p.add_argument("--plot", metavar="FILE", help="draw standings (and the SPRT) to an image")
     p.set_defaults(func=main_tournament)
+    register_match(sub)
     register_tune(sub)
     register_build(sub)
 
@@ -92,9 +96,38 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         " a local cluster of --jobs workers",
     )
     p.add_argument("--player-logs", metavar="DIR", help="players' output (default: a temp dir)")
+    p.add_argument("--record", metavar="DIR", help="write a replay file per game here")
+    p.add_argument("--results", metavar="FILE", help="JSON lines: a header, then one per game")
+    p.add_argument("--resume", action="store_true", help="play only the games not in --results")
+    p.add_argument("--plot", metavar="FILE", help="draw standings (and the SPRT) to an image")
     p.add_argument("--connect-timeout", type=float, default=30.0)
     p.add_argument("-v", "--verbose", action="count", default=0, help="debug logging")
     p.add_argument("--log-file", metavar="PATH", help="log to a file instead of stderr")
+
+
+def register_match(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "match",
+        help="many games between four entrants, seats rotated, with statistics",
+        description="Seats are entrants as `tournament` takes them: NAME or NAME:key=value "
+        "(built-in strategies played by `battlesheep play`), a parameter file, or "
+        "cmd:<command line> with {port} {host} {team} {game}; cmd:team=N:<command> for a "
+        "fixed team id. Game k plays the board of round k // 4 with entrant e in seat "
+        "(e + k) % 4 + 1.",
+    )
+    p.add_argument(
+        "--seats", required=True, help='four seats: "A,B,C,D" (";" if a command has commas)'
+    )
+    _add_run_options(p)
+    p.set_defaults(
+        func=main_match,
+        games=4,
+        fmt="round-robin",
+        sprt=None,
+        alpha=0.05,
+        beta=0.05,
+        sprt_min_games=16,
+    )
 
 
 def error(message: str) -> int:
@@ -119,12 +152,45 @@ def parse_sprt(text: str) -> tuple[float, float]:
     return elo0, elo1
 
 
+def seat_entrants(seats: str, time_limit: float) -> list[Entrant]:
+    """The four entrants of ``match --seats``, named by their seat in the first game."""
+    specs = seats.split(",")
+    if any(s.strip().startswith("cmd:") for s in specs) and len(specs) != 4:
+        specs = seats.split(";")  # commands may contain commas; then seats are split by ';'
+    if len(specs) != 4:
+        raise ConfigError(
+            f"--seats needs 4 comma-separated seats (';' if a command has commas), not {len(specs)}"
+        )
+    entrants = [parse_entrant(spec, time_limit) for spec in specs]
+    return [replace(e, name=f"{k + 1}:{e.name}") for k, e in enumerate(entrants)]
+
+
+def main_match(args: argparse.Namespace) -> int:
+    try:
+        entrants = seat_entrants(args.seats, args.time_limit)
+    except (ConfigError, ParamFileError) as exc:
+        return error(str(exc))
+    if args.games % 4:
+        print(
+            f"note: {args.games} games is not a multiple of 4; seats are not equally often played",
+            file=sys.stderr,
+        )
+    return play_tournament(args, entrants)
+
+
 def main_tournament(args: argparse.Namespace) -> int:
+    try:
+        entrants = parse_entrants(args.entrants, args.time_limit)
+    except (ConfigError, ParamFileError) as exc:
+        return error(str(exc))
+    return play_tournament(args, entrants)
+
+
+def play_tournament(args: argparse.Namespace, entrants: list[Entrant]) -> int:
     quiet(args)
     try:
         if args.jobs < 1 or args.time_limit <= 0 or (args.games is not None and args.games < 1):
             raise ConfigError("--games, --jobs and --time-limit must be positive")
-        entrants = parse_entrants(args.entrants, args.time_limit)
         sprt = parse_sprt(args.sprt) if args.sprt else None
         if sprt is not None and len(entrants) != 2:
             raise ConfigError("--sprt needs exactly two entrants: A (the base) and B")
@@ -145,6 +211,7 @@ def main_tournament(args: argparse.Namespace) -> int:
             args.fmt,
             args.connect_timeout,
             str(logs),
+            record_dir=args.record or "",
         )
         tournament = Tournament(
             schedule,

@@ -29,6 +29,8 @@ from typing import Any, Protocol
 
 from arena.local import play_local
 from arena.players import ProcessPlayer
+from arena.referee import GameRecord
+from arena.replay import write_replay
 from arena.results import result_of, search_figures
 from arena.server import GamePlan, ServerConfig, play_single
 from strategies.registry import make_strategy
@@ -59,7 +61,14 @@ def _play_local(task: GameTask) -> dict[str, Any]:
     game = play_local(task.game, task.seed, strategies, task.time_limit, task.teams)
     result = result_of(game.record, task.index)
     result["search"] = [search_figures(moves) for moves in game.figures]
+    _record(task, game.record, result)
     return result
+
+
+def _record(task: GameTask, record: GameRecord, result: dict[str, Any]) -> None:
+    if task.record_dir:
+        name = f"game{task.index + 1}-seed{task.seed}.msgpack"
+        write_replay(Path(task.record_dir) / name, record, result)
 
 
 def _play_processes(task: GameTask) -> dict[str, Any]:
@@ -81,7 +90,8 @@ def _play_processes(task: GameTask) -> dict[str, Any]:
         game=task.game, seed=task.seed, teams=task.teams, players=players, index=task.index
     )
     config = ServerConfig(port=0, time_limit=task.time_limit, connect_timeout=task.connect_timeout)
-    _, result = asyncio.run(play_single(plan, config))
+    record, result = asyncio.run(play_single(plan, config))
+    _record(task, record, result)
     return result
 
 

@@ -91,6 +91,8 @@ class GameTask:
     log_dir: str
     strategies: tuple[tuple[str, dict[str, Any]], ...] | None = None
     """Set for a game played in-process: each seat's built-in strategy and parameters."""
+    record_dir: str = ""
+    """Where the game's replay file goes (none when empty)."""
 
 
 def seat_teams(entrants: Sequence[Entrant], seats: Sequence[int]) -> tuple[int, ...]:
@@ -118,6 +120,8 @@ class Schedule:
     """The ``field`` format's lineup."""
     local: bool = False
     """Play in this process's client sessions instead of server and player processes."""
+    record_dir: str = ""
+    """Write a replay file per game here (none when empty)."""
 
     @property
     def per_round(self) -> list[tuple[int, ...]]:
@@ -147,6 +151,7 @@ class Schedule:
             connect_timeout=self.connect_timeout,
             log_dir=str(Path(self.log_dir)),
             strategies=self._strategies(seats) if self.local else None,
+            record_dir=self.record_dir,
         )
 
     def _strategies(self, seats: Sequence[int]) -> tuple[tuple[str, dict[str, Any]], ...]:
