@@ -16,7 +16,7 @@ from typing import Any
 
 from battlesheep.cli import print_figures
 from battlesheep.selfplay import SeatSpec, match_specs, pair_specs, play_many, summarize
-from strategies.params import load_params
+from strategies.params import load_agent_params
 from strategies.registry import DEFAULT_STRATEGY, make_strategy, parse_params, parse_seat
 
 FIELDS: dict[str, list[str]] = {
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     name = args.strategy or DEFAULT_STRATEGY
     params: dict[str, Any] = {}
     if args.params_file:
-        params.update(load_params(args.params_file, name))
+        params.update(load_agent_params(args.params_file).params_for(name))
     params.update(parse_params(args.param))
     make_strategy(name, params)  # fail early on a bad parameter
     main: SeatSpec = (name, params)

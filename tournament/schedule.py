@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.config import ConfigError
+from strategies.params import ConfigError
 from tournament.entrants import Entrant
 
 FIRST_TEAM = 101
