@@ -102,7 +102,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="S",
         help="seconds of the limit kept back for the reply to get out (default: the"
-        f" --params-file's margin, else {DEFAULT_MARGIN}; at most a quarter of the limit)",
+        f" --params-file's margin, else {DEFAULT_MARGIN}, capped at a quarter of the limit)",
     )
     p.add_argument(
         "--connect-for",
