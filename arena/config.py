@@ -22,13 +22,10 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from state.settings import PLAYERS
+from strategies.params import ConfigError as ConfigError  # the one bad-configuration error
 
 INT32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
 PLACEHOLDERS = ("port", "host", "team", "game", "time_limit")
-
-
-class ConfigError(ValueError):
-    """A configuration the server cannot run, with the place it comes from."""
 
 
 class PlayerEntry(BaseModel):

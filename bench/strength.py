@@ -13,13 +13,15 @@ strategy against a pair of ``uct``; both report the pair's win rate.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Sequence
 from typing import Any
 
 from bench import print_figures, quiet_games
 from state.settings import get_setting
-from strategies.params import load_params
+from strategies.base import ParameterError
+from strategies.params import ConfigError, load_agent_params
 from strategies.registry import DEFAULT_STRATEGY, make_strategy, parse_params
 from tournament.entrants import Entrant, builtin_entrant, parse_entrant
 from tournament.run import Tournament
@@ -130,14 +132,24 @@ def _search(results: Sequence[dict[str, Any]], seats: Sequence[int]) -> dict[str
     return out
 
 
-def run(args: argparse.Namespace) -> int:
-    quiet_games()
-    name = args.strategy or DEFAULT_STRATEGY
-    params: dict[str, Any] = {}
-    if args.params_file:
-        params.update(load_params(args.params_file, name))
+def measured_strategy(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    """The strategy and parameters measured: ``--strategy``, else the parameter file's,
+    else the main strategy; ``--param`` wins over the file."""
+    agent = load_agent_params(args.params_file) if args.params_file else None
+    name = args.strategy or (agent.strategy if agent else DEFAULT_STRATEGY)
+    params: dict[str, Any] = agent.params_for(name) if agent else {}
     params.update(parse_params(args.param))
     make_strategy(name, params)  # fail early on a bad parameter
+    return name, params
+
+
+def run(args: argparse.Namespace) -> int:
+    quiet_games()
+    try:
+        name, params = measured_strategy(args)
+    except (ConfigError, ParameterError) as exc:
+        print(f"battlesheep: error: {exc}", file=sys.stderr)
+        return 2
     measured = builtin_entrant(name, name, params, args.time_limit)
     runner = LocalRunner(args.jobs)
     try:

@@ -17,7 +17,8 @@ from client.ws import WsOptions, play_ws
 from protocol import TeamId
 from protocol.endpoints import Endpoint, parse_endpoint
 from state.settings import get_setting
-from strategies.base import ParameterError
+from strategies.base import ParameterError, Strategy
+from strategies.params import load_agent_params
 from strategies.registry import DEFAULT_STRATEGY, STRATEGIES, make_strategy, parse_params
 
 log = logging.getLogger("client")
@@ -37,9 +38,16 @@ def register(sub: Any) -> None:
     )
     play.add_argument(
         "--strategy",
-        default=DEFAULT_STRATEGY,
+        default=None,
         choices=sorted(STRATEGIES),
-        help=f"the agent's strategy (default: {DEFAULT_STRATEGY}, the strongest available)",
+        help="the agent's strategy (default: the --params-file's, else"
+        f" {DEFAULT_STRATEGY}, the strongest available)",
+    )
+    play.add_argument(
+        "--params-file",
+        metavar="FILE",
+        help="a parameter file (params/agent1.toml): strategy, parameters and margin;"
+        " --strategy, --param and --margin given here win",
     )
     _add_common(play)
     play.set_defaults(func=run_play)
@@ -93,8 +101,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         type=float,
         default=None,
         metavar="S",
-        help="seconds of the limit kept back for the reply to get out"
-        f" (default {DEFAULT_MARGIN}, at most a quarter of the limit)",
+        help="seconds of the limit kept back for the reply to get out (default: the"
+        f" --params-file's margin, else {DEFAULT_MARGIN}, capped at a quarter of the limit)",
     )
     p.add_argument(
         "--connect-for",
@@ -142,10 +150,23 @@ def run_sample(args: argparse.Namespace) -> int:
     return _run(args, args.sample_strategy)
 
 
-def _run(args: argparse.Namespace, strategy_name: str) -> int:
+def agent_setup(args: argparse.Namespace, strategy_name: str | None) -> tuple[Strategy, TimeLimits]:
+    """The strategy and the time limits of ``play`` (``sample``: no parameter file)."""
+    params: dict[str, Any] = {}
+    wanted = None
+    if getattr(args, "params_file", None):
+        agent = load_agent_params(args.params_file)
+        strategy_name = strategy_name or agent.strategy
+        params.update(agent.params_for(strategy_name))
+        wanted = agent.margin
+    params.update(parse_params(args.param))
+    strategy = make_strategy(strategy_name or DEFAULT_STRATEGY, params)
+    return strategy, TimeLimits.for_limit(args.time_limit, args.margin, wanted=wanted)
+
+
+def _run(args: argparse.Namespace, strategy_name: str | None) -> int:
     try:
-        strategy = make_strategy(strategy_name, parse_params(args.param))
-        limits = TimeLimits.for_limit(args.time_limit, args.margin)
+        strategy, limits = agent_setup(args, strategy_name)
         TeamId(team_id=args.team)  # a 32-bit int, or the wire cannot carry it
         transport, endpoint = _endpoint(args)
     except (ParameterError, ValueError) as exc:
@@ -196,7 +217,7 @@ def _run(args: argparse.Namespace, strategy_name: str) -> int:
         "team %s plays game %s as %s on %s over %s (limit %.2f s, margin %.2f s)",
         args.team,
         args.game,
-        strategy_name,
+        strategy.name,
         where,
         transport,
         limits.time_limit,

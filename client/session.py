@@ -75,11 +75,18 @@ class TimeLimits:
             )
 
     @classmethod
-    def for_limit(cls, time_limit: float, margin: float | None = None) -> TimeLimits:
-        """The limits for ``time_limit`` with ``margin``, or by default ``DEFAULT_MARGIN``
-        capped at a quarter of the limit, so short test limits keep most of their time."""
+    def for_limit(
+        cls, time_limit: float, margin: float | None = None, *, wanted: float | None = None
+    ) -> TimeLimits:
+        """The limits for ``time_limit``: the one rule that derives a margin from a limit.
+
+        An explicit ``margin`` (``play --margin``) is taken as given. Without one, the
+        margin is ``wanted`` (a parameter file's ``margin``; by default ``DEFAULT_MARGIN``)
+        capped at a quarter of the limit, so short test limits keep most of their time.
+        ``play``, tournament entrants and the build's check game all derive it here.
+        """
         if margin is None:
-            margin = min(DEFAULT_MARGIN, time_limit / 4)
+            margin = min(DEFAULT_MARGIN if wanted is None else wanted, time_limit / 4)
         return cls(time_limit, margin)
 
     def deadline(self, received_at: float) -> float:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -22,7 +21,6 @@ from strategies.common import EvalWeights, determinize, evaluate
 from strategies.hybrid import HybridStrategy
 from strategies.mcts import MctsConfig
 from strategies.mcts import playout as run_playout
-from strategies.params import load_params
 from strategies.registry import STRATEGIES, make_strategy
 
 SEARCHERS = ["seedlike", "uct", "hybrid"]
@@ -351,22 +349,6 @@ def test_tree_is_reused_between_turns() -> None:
     strategy.move(state, Budget.seconds(5))
     assert strategy.mcts.reused == expected
     assert strategy.mcts.root is node and node.n >= 400 + expected
-
-
-def test_parameters_from_file_and_errors(tmp_path: Path) -> None:
-    f = tmp_path / "p.toml"
-    f.write_text('seed = 3\n[hybrid]\nab_fraction = 0.3\npolicy = "paranoid"\n')
-    params = load_params(f, "hybrid")
-    assert params == {"seed": 3, "ab_fraction": 0.3, "policy": "paranoid"}
-    make_strategy("hybrid", params)
-    bad = tmp_path / "bad.toml"
-    bad.write_text("[hybrid]\nab_fraction = [1, 2]\n")
-    with pytest.raises(ParameterError, match=r"bad\.toml.*hybrid\.ab_fraction"):
-        load_params(bad, "hybrid")
-    with pytest.raises(ParameterError, match=r"missing\.toml"):
-        load_params(tmp_path / "missing.toml")
-    with pytest.raises(ParameterError, match="c_puct"):
-        make_strategy("hybrid", {"c_puct": -1})
 
 
 @pytest.mark.parametrize("playout", ["heuristic", "heuristic-random", "random"])

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tournament.paramfile import load_agent_params
+from strategies.params import load_agent_params
 
 
 def test_tune_plays_iterations_and_writes_the_estimate(tmp_path: Path) -> None:

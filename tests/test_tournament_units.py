@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 
-from arena.config import ConfigError
+from strategies.params import ConfigError, dump_toml, load_agent_params
 from tournament.entrants import Entrant, parse_entrant, parse_entrants
-from tournament.paramfile import ParamFileError, dump_toml, load_agent_params, validate_params
 from tournament.plot import plot_tournament
 from tournament.run import candidate_score, prepare_results_file, read_results_file
 from tournament.schedule import Schedule, arrangements
@@ -47,7 +46,7 @@ def test_example_files_load() -> None:
 
 def test_bad_value_names_file_key_and_range(tmp_path: Path) -> None:
     f = write(tmp_path / "bad.toml", 'strategy = "hybrid"\n[params]\nab_fraction = 1.5\n')
-    with pytest.raises(ParamFileError) as err:
+    with pytest.raises(ConfigError) as err:
         load_agent_params(f)
     text = str(err.value)
     assert str(f) in text and "params.ab_fraction" in text and "0 <= float <= 1" in text
@@ -55,23 +54,23 @@ def test_bad_value_names_file_key_and_range(tmp_path: Path) -> None:
 
 def test_unknown_keys_and_choices(tmp_path: Path) -> None:
     f = write(tmp_path / "x.toml", 'strategy = "hybrid"\n[params]\nc_pucct = 1.0\n')
-    with pytest.raises(ParamFileError, match=r"unknown key 'params.c_pucct'.*c_puct"):
+    with pytest.raises(ConfigError, match=r"unknown key 'params.c_pucct'.*c_puct"):
         load_agent_params(f)
     f = write(tmp_path / "y.toml", 'strategy = "hybrid"\nspeed = 3\n')
-    with pytest.raises(ParamFileError, match=r"y.toml.*unknown key 'speed'"):
+    with pytest.raises(ConfigError, match=r"y.toml.*unknown key 'speed'"):
         load_agent_params(f)
     f = write(tmp_path / "z.toml", 'strategy = "hybrid"\n[params]\npolicy = "maxn"\n')
-    with pytest.raises(ParamFileError, match=r"one of 'brs', 'paranoid'"):
+    with pytest.raises(ConfigError, match=r"one of 'brs', 'paranoid'"):
         load_agent_params(f)
     f = write(tmp_path / "s.toml", 'strategy = "deep-blue"\n')
-    with pytest.raises(ParamFileError, match=r"'deep-blue' is unknown; allowed: .*greedy"):
+    with pytest.raises(ConfigError, match=r"'deep-blue' is unknown; allowed: .*greedy"):
         load_agent_params(f)
     f = write(tmp_path / "g.toml", 'strategy = "uct"\ngame = 5\n')
-    with pytest.raises(ParamFileError, match=r"'game' = 5.*1 <= "):
+    with pytest.raises(ConfigError, match=r"'game' = 5.*1 <= "):
         load_agent_params(f)
-    with pytest.raises(ParamFileError, match="not valid TOML"):
+    with pytest.raises(ConfigError, match="not valid TOML"):
         load_agent_params(write(tmp_path / "t.toml", "strategy = \n"))
-    with pytest.raises(ParamFileError, match="cannot read"):
+    with pytest.raises(ConfigError, match="cannot read"):
         load_agent_params(tmp_path / "missing.toml")
 
 
@@ -82,12 +81,6 @@ def test_yaml_and_toml_round_trip(tmp_path: Path) -> None:
     assert a.params == {"exploration": 1.1} and a.margin == 0.2
     again = write(tmp_path / "b.toml", dump_toml(a, "comment"))
     assert load_agent_params(again) == a
-
-
-def test_play_args_fit_the_time_limit() -> None:
-    a = validate_params({"strategy": "uct", "margin": 0.25}, "x")
-    assert a.play_args(3.0)[-2:] == ["--margin", "0.25"]
-    assert a.play_args(0.2)[-2:] == ["--margin", "0.06"]  # 30% of a tiny limit
 
 
 # --- entrants and schedules ------------------------------------------------------------
@@ -243,13 +236,13 @@ def test_spsa_finds_the_optimum_of_a_noisy_objective() -> None:
 def test_space_file_is_checked_against_the_strategy(tmp_path: Path) -> None:
     agent = load_agent_params(PARAMS / "examples" / "uct_a.toml")
     bad = write(tmp_path / "s.toml", "[policy]\nmin = 0\nmax = 1\nstep = 0.1\n")
-    with pytest.raises(ParamFileError, match=r"'policy' is not a numeric parameter of 'uct'"):
+    with pytest.raises(ConfigError, match=r"'policy' is not a numeric parameter of 'uct'"):
         load_space(bad, agent)
     wide = write(tmp_path / "w.toml", "[time_fraction]\nmin = 0.5\nmax = 2\nstep = 0.1\n")
-    with pytest.raises(ParamFileError, match=r"leaves what the strategy allows: 0 < float <= 1"):
+    with pytest.raises(ConfigError, match=r"leaves what the strategy allows: 0 < float <= 1"):
         load_space(wide, agent)
     upside = write(tmp_path / "u.toml", "[exploration]\nmin = 2\nmax = 1\nstep = 0.1\n")
-    with pytest.raises(ParamFileError, match="must be below max"):
+    with pytest.raises(ConfigError, match="must be below max"):
         load_space(upside, agent)
     ints = write(tmp_path / "i.toml", "[max_iterations]\nmin = 10\nmax = 100\nstep = 10\n")
     (dim,) = load_space(ints, agent)

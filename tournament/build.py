@@ -30,8 +30,9 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from client.session import TimeLimits
+from strategies.params import AgentParams, load_agent_params
 from tournament.entrants import play_command
-from tournament.paramfile import AgentParams, load_agent_params
 from tournament.runner import play_task
 from tournament.schedule import GameTask
 
@@ -190,22 +191,26 @@ def check_game(
 ) -> dict[str, Any]:
     """One game of the built agent in seat 1 against three random sample players."""
     sample = play_command("random", {}, time_limit)
-    margin = f"{min(0.25, time_limit / 4):g}"
-    command: tuple[str, ...] = (str(executable.resolve()), "--host", "{host}", "--port", "{port}")
-    command += ("--time-limit", f"{time_limit:g}", "--margin", margin)
     task = GameTask(
         index=0,
         game=agent,
         seed=agent,
         seats=(0, 1, 2, 3),
         names=("submission", "random-2", "random-3", "random-4"),
-        commands=(command, sample, sample, sample),
+        commands=(check_command(executable, time_limit), sample, sample, sample),
         teams=(team, team + 1, team + 2, team + 3),
         time_limit=time_limit,
         connect_timeout=60.0,
         log_dir=str(logs),
     )
     return play_task(task)
+
+
+def check_command(executable: Path, time_limit: float) -> tuple[str, ...]:
+    """The built agent's command line in the check game (its margin: ``TimeLimits.for_limit``)."""
+    margin = TimeLimits.for_limit(time_limit).margin
+    command: tuple[str, ...] = (str(executable.resolve()), "--host", "{host}", "--port", "{port}")
+    return (*command, "--time-limit", f"{time_limit:g}", "--margin", repr(margin))
 
 
 def check_problems(result: dict[str, Any], seat: int = 1) -> list[str]:

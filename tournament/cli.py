@@ -22,7 +22,7 @@ from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from arena.config import ConfigError
+from strategies.params import ConfigError, load_agent_params
 from tournament.build import (
     BuildError,
     agent_name,
@@ -34,7 +34,6 @@ from tournament.build import (
     source_zip,
 )
 from tournament.entrants import Entrant, parse_entrant, parse_entrants
-from tournament.paramfile import ParamFileError, load_agent_params
 from tournament.run import Outcome, Tournament, header_seed
 from tournament.run import Progress as RunProgress
 from tournament.runner import default_jobs, make_runner
@@ -168,7 +167,7 @@ def seat_entrants(seats: str, time_limit: float) -> list[Entrant]:
 def main_match(args: argparse.Namespace) -> int:
     try:
         entrants = seat_entrants(args.seats, args.time_limit)
-    except (ConfigError, ParamFileError) as exc:
+    except ConfigError as exc:
         return error(str(exc))
     if args.games % 4:
         print(
@@ -181,7 +180,7 @@ def main_match(args: argparse.Namespace) -> int:
 def main_tournament(args: argparse.Namespace) -> int:
     try:
         entrants = parse_entrants(args.entrants, args.time_limit)
-    except (ConfigError, ParamFileError) as exc:
+    except ConfigError as exc:
         return error(str(exc))
     return play_tournament(args, entrants)
 
@@ -224,7 +223,7 @@ def play_tournament(args: argparse.Namespace, entrants: list[Entrant]) -> int:
             args.sprt_min_games,
         )
         outcome = run_with_progress(tournament, args)
-    except (ConfigError, ParamFileError, RuntimeError) as exc:
+    except (ConfigError, RuntimeError) as exc:
         return error(str(exc))
     report(tournament, outcome, args, logs)
     if args.plot:
@@ -388,7 +387,7 @@ def main_tune(args: argparse.Namespace) -> int:
             args.player_logs or tempfile.mkdtemp(prefix="battlesheep-tune-"),
         )
         runner = make_runner(args.jobs, args.cluster or None, args.cluster is not None)
-    except (ConfigError, ParamFileError, RuntimeError) as exc:
+    except (ConfigError, RuntimeError) as exc:
         return error(str(exc))
     print(f"tuning {', '.join(d.name for d in dims)} of {args.params}; start {spsa.values()}")
     try:
@@ -442,7 +441,7 @@ def main_build(args: argparse.Namespace) -> int:
             path = build_exe(_params_file(args), args.agent, args.team, out_dir, work)
         else:
             path = build_zipapp(_params_file(args), args.agent, args.team, out_dir)
-    except (BuildError, ParamFileError) as exc:
+    except (BuildError, ConfigError) as exc:
         return error(str(exc))
     print(f"built {path} ({path.stat().st_size // 1024} KiB); run it: {path} [play options]")
     return 0
@@ -456,7 +455,7 @@ def main_submission(args: argparse.Namespace) -> int:
     try:
         exe = build_exe(params, args.agent, args.team, target, Path("build") / "pyinstaller")
         sources = source_zip(params, args.agent, args.team, target)
-    except (BuildError, ParamFileError) as exc:
+    except (BuildError, ConfigError) as exc:
         return error(str(exc))
     logs = Path(tempfile.mkdtemp(prefix=f"battlesheep-{agent_name(args.team, args.agent)}-"))
     # Seat 1 is expected to send the team id baked into the build, as on the course server.

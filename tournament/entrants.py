@@ -4,7 +4,7 @@ An entrant spec is one of
 
 - ``NAME`` or ``NAME:key=value:key=value``: a built-in strategy;
 - a path ending in ``.toml``, ``.yaml`` or ``.yml`` (or ``file:PATH``): a
-  parameter file (``tournament.paramfile``);
+  parameter file (``strategies.params``);
 - ``cmd:<command line>``, with ``{port}``, ``{host}``, ``{team}``, ``{game}``;
   ``cmd:team=N:<command line>`` for a program that always sends team id N.
 
@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.config import ConfigError
+from client.session import TimeLimits
 from strategies.base import ParameterError
+from strategies.params import AgentParams, ConfigError, load_agent_params
 from strategies.registry import make_strategy, parse_seat
-from tournament.paramfile import AgentParams, ParamFileError, fitted_margin, load_agent_params
 
 _FILE_SUFFIXES = (".toml", ".yaml", ".yml")
 
@@ -44,23 +44,29 @@ class Entrant:
 def play_command(
     strategy: str, params: Mapping[str, Any], time_limit: float, margin: float | None = None
 ) -> tuple[str, ...]:
-    """The ``battlesheep play`` command line of a built-in strategy."""
-    agent = AgentParams(strategy=strategy, params=dict(params), margin=margin)
+    """The ``battlesheep play`` command line of a built-in strategy; ``margin`` is the one
+    its parameter file wants (``TimeLimits.for_limit`` fits it to ``time_limit``)."""
+    agent = AgentParams(strategy=strategy, params=dict(params))
+    fitted = TimeLimits.for_limit(time_limit, wanted=margin).margin
     argv = [sys.executable, "-m", "battlesheep", "play", "--game", "{game}", "--host", "{host}"]
-    argv += ["--port", "{port}", "--team", "{team}", *agent.play_args(time_limit)]
-    if "--margin" not in argv:
-        argv += ["--margin", f"{fitted_margin(time_limit, None):g}"]
-    return (*argv, "--time-limit", f"{time_limit:g}")
+    argv += ["--port", "{port}", "--team", "{team}", *agent.play_args()]
+    return (*argv, "--margin", repr(fitted), "--time-limit", f"{time_limit:g}")
 
 
 def builtin_entrant(
-    name: str, strategy: str, params: Mapping[str, Any], time_limit: float
+    name: str,
+    strategy: str,
+    params: Mapping[str, Any],
+    time_limit: float,
+    margin: float | None = None,
 ) -> Entrant:
     try:
         make_strategy(strategy, params)  # a bad name or value fails here, not in a player log
     except ParameterError as exc:
         raise ConfigError(f"entrant {name!r}: {exc}") from None
-    return Entrant(name, play_command(strategy, params, time_limit), None, strategy, dict(params))
+    return Entrant(
+        name, play_command(strategy, params, time_limit, margin), None, strategy, dict(params)
+    )
 
 
 def file_entrant(path: Path, time_limit: float, name: str | None = None) -> Entrant:
@@ -95,11 +101,7 @@ def parse_entrant(spec: str, time_limit: float) -> Entrant:
             raise ConfigError(f"entrant {spec!r} has no command line")
         return Entrant(label or spec, command, team)
     if spec.startswith("file:") or spec.lower().endswith(_FILE_SUFFIXES):
-        path = Path(spec.removeprefix("file:"))
-        try:
-            return file_entrant(path, time_limit, label)
-        except ParamFileError as exc:
-            raise ConfigError(str(exc)) from None
+        return file_entrant(Path(spec.removeprefix("file:")), time_limit, label)
     try:
         strategy, params = parse_seat(spec)
     except ParameterError as exc:

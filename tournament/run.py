@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.config import ConfigError
+from strategies.params import ConfigError
 from tournament.runner import Runner
 from tournament.schedule import Schedule
 from tournament.stats import Sprt

@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import math
 import random
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from tournament.paramfile import AgentParams, ParamFileError, allowed, field_range
+from strategies.params import AgentParams, ConfigError, allowed, field_range, read_data
 
 ALPHA = 0.602
 GAMMA = 0.101
@@ -66,23 +65,18 @@ def load_space(path: str | Path, agent: AgentParams) -> list[Dimension]:
     """The dimensions of a space file, checked against the agent's strategy parameters."""
     p = Path(path)
     where = f"space file {str(p)!r}"
-    try:
-        data = tomllib.loads(p.read_text())
-    except OSError as exc:
-        raise ParamFileError(f"{where}: cannot read it: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ParamFileError(f"{where}: not valid TOML: {exc}") from None
+    data = read_data(p, "space file")
     fields = agent.params_class().model_fields
     numeric = sorted(n for n, f in fields.items() if f.annotation in (int, float) and n != "seed")
     dims = []
     for name, table in data.items():
         if name not in numeric:
-            raise ParamFileError(
+            raise ConfigError(
                 f"{where}: {name!r} is not a numeric parameter of {agent.strategy!r};"
                 f" allowed: {', '.join(numeric)}"
             )
         if not isinstance(table, dict):
-            raise ParamFileError(f"{where}: {name!r} must be a table with min, max and step")
+            raise ConfigError(f"{where}: {name!r} must be a table with min, max and step")
         info = fields[name]
         table = {"integer": info.annotation is int, **table}
         try:
@@ -91,16 +85,16 @@ def load_space(path: str | Path, agent: AgentParams) -> list[Dimension]:
             problems = "; ".join(
                 f"{'.'.join(str(x) for x in e['loc']) or 'table'}: {e['msg']}" for e in exc.errors()
             )
-            raise ParamFileError(f"{where}: [{name}]: {problems}") from None
+            raise ConfigError(f"{where}: [{name}]: {problems}") from None
         low, high = field_range(info)
         if dim.min < low or dim.max > high:
-            raise ParamFileError(
+            raise ConfigError(
                 f"{where}: [{name}] range {dim.min}..{dim.max} leaves what the strategy"
                 f" allows: {allowed(info)}"
             )
         dims.append(dim)
     if not dims:
-        raise ParamFileError(f"{where}: names no parameter to tune")
+        raise ConfigError(f"{where}: names no parameter to tune")
     return dims
 
 

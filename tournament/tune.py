@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from strategies.params import AgentParams, dump_toml
 from tournament.entrants import builtin_entrant
-from tournament.paramfile import AgentParams, dump_toml
 from tournament.run import Tournament, candidate_score
 from tournament.runner import Runner
 from tournament.schedule import Schedule, pair_arrangements
@@ -60,8 +60,8 @@ def play_iteration(
 ) -> float:
     limit = settings.time_limit
     entrants = (
-        builtin_entrant("plus", agent.strategy, {**agent.params, **plus}, limit),
-        builtin_entrant("minus", agent.strategy, {**agent.params, **minus}, limit),
+        builtin_entrant("plus", agent.strategy, {**agent.params, **plus}, limit, agent.margin),
+        builtin_entrant("minus", agent.strategy, {**agent.params, **minus}, limit, agent.margin),
     )
     schedule = Schedule(
         entrants,
