@@ -45,8 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.referee import GameRecord
-from state.game import team_scores
-from state.scoring import ranks, tournament_points
+from state.scoring import ranked_results, ranks, tournament_points
 
 RESULT_KEYS = (
     "index",
@@ -98,17 +97,10 @@ class SeatTally:
         self.disconnects += result["disconnects"][index]
 
 
-def ranked_results(game: int, scores: list[int]) -> list[float]:
-    """What tournament points are given by: the scores, or game 4's pair averages."""
-    if game == 4:
-        return team_scores(scores)
-    return [float(s) for s in scores]
-
-
 def result_of(record: GameRecord, index: int = 0) -> dict[str, Any]:
     state = record.state
     scores = state.scores()
-    ranked = ranked_results(record.setting.game, scores)
+    ranked = ranked_results(record.setting, scores)
     stats = record.stats
     return {
         "index": index,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import logging
 import random
 import struct
@@ -20,6 +21,7 @@ from arena.players import Player, TaskPlayer
 from arena.server import GamePlan, ServerConfig, play_single
 from protocol import (
     NEED_DATA,
+    Board,
     GameOver,
     InitialMap,
     MoveReply,
@@ -27,52 +29,48 @@ from protocol import (
     ServerStreamDecoder,
     encode,
 )
-from state.geometry import DIRECTIONS
-from state.settings import get_setting
+from state.game import GameState
+from state.geometry import OBSTACLE, Geometry
+from state.observe import ingest, state_from_observation
+from state.settings import GameSetting, get_setting
 
 TEAMS = (1, 2, 3, 4)
 
 
-def _random_move(
-    rng: random.Random, seat: int, board: Any, sheep: Any
-) -> tuple[int, int, int, int] | None:
-    n = len(board)
-    options = []
-    for x in range(n):
-        for y in range(n):
-            if board[x][y] == seat and sheep[x][y] > 1:
-                for d, (dx, dy) in DIRECTIONS.items():
-                    nx, ny = x + dx, y + dy
-                    if 0 <= nx < n and 0 <= ny < n and board[nx][ny] == 0:
-                        options.append((x, y, d))
-    if not options:
+def random_reply(
+    rng: random.Random, state: GameState, seat: int, id_package: int
+) -> PositionReply | MoveReply | None:
+    """A uniformly random free border cell, or a uniformly random slide and split
+    (None when the seat has no move), as ``state`` reads the rules."""
+    if state.placing:
+        x, y = state.geometry.xy(rng.choice(state.initial_positions()))
+        return PositionReply(id_package=id_package, x=x, y=y)
+    slides = sorted(state.slides(seat))  # in cell order, whatever order they were taken
+    if not slides:
         return None
-    x, y, d = rng.choice(options)
-    return x, y, rng.randint(1, sheep[x][y] - 1), d
+    cell, direction, _dst = rng.choice(slides)
+    x, y = state.geometry.xy(cell)
+    split = rng.randint(1, state.sheep[cell] - 1)
+    return MoveReply(id_package=id_package, x=x, y=y, split=split, direction=direction)
 
 
-def _border(board: Any) -> list[tuple[int, int]]:
-    n = len(board)
-    cells = []
-    for x in range(n):
-        for y in range(n):
-            if board[x][y] == 0 and any(
-                not (0 <= x + dx < n and 0 <= y + dy < n) or board[x + dx][y + dy] == -1
-                for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1))
-            ):
-                cells.append((x, y))
-    return cells
+@functools.lru_cache(maxsize=4)
+def _geometry(size: int, board: Board) -> Geometry:
+    """The board's geometry, computed once for the four players of a game."""
+    return Geometry(size, [v != OBSTACLE for col in board for v in col])
 
 
-def random_player(team: int, size: int, seed: int) -> TaskPlayer:
+def random_player(team: int, setting: GameSetting, seed: int) -> TaskPlayer:
     """A uniformly random player speaking the course protocol over TCP."""
     rng = random.Random(seed)
+    size = setting.size
 
     async def run(host: str, port: int) -> None:
         reader, writer = await asyncio.open_connection(host, port)
         writer.write(struct.pack("<i", team))
         decoder = ServerStreamDecoder(size)
         seat = 0
+        state: GameState | None = None
         try:
             while True:
                 data = await reader.read(1 << 16)
@@ -84,19 +82,17 @@ def random_player(team: int, size: int, seed: int) -> TaskPlayer:
                         return
                     if isinstance(message, InitialMap):
                         seat = message.player_id
-                        x, y = rng.choice(_border(message.map))
-                        reply: PositionReply | MoveReply = PositionReply(
-                            id_package=message.id_package, x=x, y=y
+                        geometry = _geometry(setting.size, message.map)
+                        state = state_from_observation(
+                            setting, message.map, None, seat, to_move=seat, geometry=geometry
                         )
+                    elif state is not None:
+                        ingest(state, message.map, message.sheep, seat)
                     else:
-                        move = _random_move(rng, seat, message.map, message.sheep)
-                        if move is None:
-                            continue
-                        x, y, m, d = move
-                        reply = MoveReply(
-                            id_package=message.id_package, x=x, y=y, split=m, direction=d
-                        )
-                    writer.write(encode(reply, size))
+                        continue  # a board before the initial map: not ours to play
+                    reply = random_reply(rng, state, seat, message.id_package)
+                    if reply is not None:
+                        writer.write(encode(reply, size))
         finally:
             writer.close()
 
@@ -104,13 +100,13 @@ def random_player(team: int, size: int, seed: int) -> TaskPlayer:
 
 
 async def bench_arena(games: int, game: int, seed: int) -> dict[str, float]:
-    size = get_setting(game).size
+    setting = get_setting(game)
     config = ServerConfig(time_limit=3.0, connect_timeout=10.0, exit_grace=1.0)
     overhead: list[float] = []
     moves = 0
     started = time.perf_counter()
     for k in range(games):
-        players: list[Player] = [random_player(t, size, seed * 100 + k * 4 + t) for t in TEAMS]
+        players: list[Player] = [random_player(t, setting, seed * 100 + k * 4 + t) for t in TEAMS]
         plan = GamePlan(game=game, seed=seed + k, teams=TEAMS, players=players, index=k)
         record, result = await play_single(plan, config)
         overhead.extend(record.overhead)

@@ -26,11 +26,11 @@ from client.runner import Outcome, SearchRunner
 from protocol import Board, ClientMessage, GameOver, InitialMap, MoveReply, PositionReply, Turn
 from protocol.messages import ServerMessage
 from state.game import GameState, IllegalMoveError, Move
-from state.geometry import FREE
 from state.observe import (
     IngestReport,
     ObservationError,
     ingest,
+    mask_counts,
     placement_report,
     state_from_observation,
 )
@@ -141,12 +141,7 @@ def mask_hidden_counts(
     setting: GameSetting, board: Board, sheep: Board, viewer: int
 ) -> tuple[tuple[int, ...], ...]:
     """Game 3: other seats' counts read 0, as the course template makes them, whatever was sent."""
-    if not setting.hidden_counts:
-        return sheep
-    return tuple(
-        tuple(c if o == viewer else 0 for o, c in zip(owners, counts, strict=True))
-        for owners, counts in zip(board, sheep, strict=True)
-    )
+    return mask_counts(setting, board, sheep, viewer)
 
 
 class GameSession:
@@ -456,14 +451,9 @@ def _choose(
     return fallback, "fallback"
 
 
-def _free_neighbours(state: GameState, cell: int) -> int:
-    owner = state.owner
-    return sum(1 for nb in state.geometry.neighbours[cell] if owner[nb] == FREE)
-
-
 def _fallback_placement(state: GameState, cells: list[int]) -> int:
-    """A legal initial position with the most room around it."""
-    return max(cells, key=lambda c: _free_neighbours(state, c))
+    """A legal initial position with the most room around it (the first such)."""
+    return state.most_room(cells)[0]
 
 
 def _fallback_move(state: GameState, legal: list[Move]) -> Move:
@@ -475,7 +465,7 @@ def _fallback_move(state: GameState, legal: list[Move]) -> Move:
     for cell, direction, dst in state.slides():
         if sheep[cell] != biggest:
             continue
-        room = _free_neighbours(state, dst)
+        room = state.room(dst)
         if room > best_room:
             best, best_room = Move(cell, biggest // 2, direction), room
     assert best is not None and best in legal

@@ -229,11 +229,33 @@ class Belief:
                 world.sheep[cell] = count
         for cell, count in enumerate(world.sheep):
             if count == UNKNOWN:  # a stack the belief never saw made (a resync)
-                world.sheep[cell] = uniform_guess(world, world.owner[cell])
+                world.sheep[cell] = uniform_guess(state, world.owner[cell])
         world.hash = world.hash_from_scratch()
         return world
 
 
+def _spread(state: GameState, seat: int) -> tuple[list[int], int, int]:
+    """The seat's hidden stacks, and the sheep not on its known stacks divided among
+    them: (hidden stacks, sheep each, stacks that get one more)."""
+    sheep = state.sheep
+    cells = state.stacks[seat]
+    hidden = [c for c in cells if sheep[c] == UNKNOWN]
+    known = sum(sheep[c] for c in cells if sheep[c] != UNKNOWN)
+    # Every stack holds at least one sheep.
+    rest = max(state.setting.sheep - known, len(hidden))
+    base, extra = divmod(rest, max(1, len(hidden)))
+    return hidden, max(1, base), extra
+
+
 def uniform_guess(state: GameState, seat: int) -> int:
-    """The published reference's guess: the seat's total over its number of stacks."""
-    return max(1, state.setting.sheep // max(1, len(state.stacks[seat])))
+    """The published reference's guess for a hidden stack of ``seat``: the sheep not on
+    its known stacks over its hidden stacks (the seat's total over its stacks in game 3),
+    at least 1. ``guess_counts`` adds the remainder, so that the guesses sum up."""
+    return _spread(state, seat)[1]
+
+
+def guess_counts(state: GameState, seat: int) -> dict[int, int]:
+    """The guessed count of each hidden stack of ``seat``: ``uniform_guess``, plus one
+    on the first stacks (in the order taken) until the sheep are all accounted for."""
+    hidden, base, extra = _spread(state, seat)
+    return {c: base + (1 if k < extra else 0) for k, c in enumerate(hidden)}

@@ -15,25 +15,35 @@ from typing import NamedTuple
 
 from state.geometry import DIRECTION_KEYS, FREE, OBSTACLE, Geometry
 from state.regions import Regions
-from state.settings import PLAYERS, GameSetting
+from state.scoring import ranked_results
+from state.settings import MAX_SHEEP, PLAYERS, SETTINGS, GameSetting
 
 UNKNOWN = -1
 """Sheep count of a cell whose count this player is not shown (game 3)."""
 
 DIRECTION_INDEX: dict[int, int] = {d: k for k, d in enumerate(DIRECTION_KEYS)}
 
-_MAX_COUNT = 64
-_KEY_STRIDE = _MAX_COUNT + 2  # counts 0..64 and UNKNOWN
+_KEY_STRIDE = MAX_SHEEP + 2  # counts 0..MAX_SHEEP and UNKNOWN
 
 _MOVE, _PLACE, _PASS = 0, 1, 2
 
 
+SearchMove = tuple[int, int, int, int]
+"""A move on a search's hot path: (cell, direction, destination, split), plain ints."""
+
+
 class Move(NamedTuple):
-    """Move ``split`` sheep off the stack on ``cell`` (flat index) in keypad ``direction``."""
+    """Move ``split`` sheep off the stack on ``cell`` (flat index) in keypad ``direction``:
+    the one move type above the searches' hot paths (see ``from_search``)."""
 
     cell: int
     split: int
     direction: int
+
+    @classmethod
+    def from_search(cls, move: SearchMove) -> Move:
+        """A search's tuple as a move (the inverse of ``GameState.search_move``)."""
+        return cls(move[0], move[3], move[1])
 
 
 class IllegalMoveError(ValueError):
@@ -107,6 +117,17 @@ class GameState:
         """Free border cells: where the player to move may put its sheep."""
         owner = self.owner
         return [c for c in self.geometry.border if owner[c] == FREE]
+
+    def room(self, cell: int) -> int:
+        """Free cells next to ``cell`` (4-neighbourhood): the room a placement grows into."""
+        owner = self.owner
+        return sum(1 for nb in self.geometry.neighbours[cell] if owner[nb] == FREE)
+
+    def most_room(self, cells: Sequence[int]) -> list[int]:
+        """The ``cells`` with the most room, in their given order."""
+        room = [self.room(c) for c in cells]
+        best = max(room, default=0)
+        return [c for c, r in zip(cells, room, strict=True) if r == best]
 
     def destination(self, cell: int, direction: int) -> int:
         """Where a slide from ``cell`` in keypad ``direction`` stops, or -1 if it cannot move."""
@@ -329,11 +350,8 @@ class GameState:
         other.placed = self.placed
         other.done = self.done[:]
         other.regions = self.regions.copy()
-        other._cell_keys, other._turn_keys, other._done_keys = (
-            self._cell_keys,
-            self._turn_keys,
-            self._done_keys,
-        )
+        other._cell_keys, other._turn_keys = self._cell_keys, self._turn_keys
+        other._done_keys = self._done_keys
         other.hash = self.hash
         other._history = []
         other._score_log = []
@@ -362,13 +380,12 @@ class GameState:
         return [self.owner[x * n : (x + 1) * n] for x in range(n)]
 
     def wire_sheep(self, viewer: int | None = None) -> list[list[int]]:
-        """Counts as the wire sends them; with ``viewer`` in game 3, others' counts read 0."""
+        """Counts as the wire sends them; counts ``viewer`` is not shown (game 3) read 0."""
         n = self.geometry.size
-        counts = self.sheep[:]
+        counts = [max(c, 0) for c in self.sheep]
         if viewer is not None and self.setting.hidden_counts:
-            owner = self.owner
-            counts = [c if owner[i] == viewer else 0 for i, c in enumerate(counts)]
-        counts = [max(c, 0) for c in counts]
+            owner, shows = self.owner, self.setting.shows_count
+            counts = [c if shows(owner[i], viewer) else 0 for i, c in enumerate(counts)]
         return [counts[x * n : (x + 1) * n] for x in range(n)]
 
     def hash_from_scratch(self) -> int:
@@ -380,6 +397,10 @@ class GameState:
                 h ^= self._key(c, p, self.sheep[c])
         return h
 
+    def search_move(self, move: Move) -> SearchMove:
+        """``move`` as a search's tuple (the inverse of ``Move.from_search``)."""
+        return move.cell, move.direction, self.destination(move.cell, move.direction), move.split
+
     def move_to_wire(self, move: Move) -> tuple[int, int, int, int]:
         """(x, y, split, direction) as the protocol sends them."""
         x, y = self.geometry.xy(move.cell)
@@ -387,5 +408,5 @@ class GameState:
 
 
 def team_scores(scores: Sequence[float]) -> list[float]:
-    """Game 4: each seat's result is the average of its own and its partner's score."""
-    return [(scores[i] + scores[(i + 2) % 4]) / 2 for i in range(4)]
+    """Game 4's ranked results (pair averages): ``state.scoring.ranked_results`` of game 4."""
+    return ranked_results(SETTINGS[4], scores)

@@ -17,7 +17,7 @@ from typing import Literal, NamedTuple
 
 from state.game import UNKNOWN, GameState
 from state.geometry import FREE, OBSTACLE, Geometry
-from state.settings import PLAYERS, GameSetting
+from state.settings import MAX_SHEEP, PLAYERS, GameSetting
 
 log = logging.getLogger(__name__)
 
@@ -78,11 +78,11 @@ def read_observation(
             raise ObservationError(
                 f"map[{x}][{y}] = {o} does not match the playing field of this game"
             )
-        if c < 0 or c > 64:
-            raise ObservationError(f"sheep[{x}][{y}] = {c} is outside 0..64")
+        if c < 0 or c > MAX_SHEEP:
+            raise ObservationError(f"sheep[{x}][{y}] = {c} is outside 0..{MAX_SHEEP}")
         if o <= FREE and c != 0:
             raise ObservationError(f"sheep[{x}][{y}] = {c} on a cell nobody owns")
-        hidden = setting.hidden_counts and viewer is not None and o != viewer
+        hidden = not setting.shows_count(o, viewer)
         if o > FREE and sheep is not None and hidden:
             counts[i] = UNKNOWN
         elif o > FREE and sheep is not None and c == 0:
@@ -92,20 +92,40 @@ def read_observation(
     return owner, counts
 
 
+def mask_counts(
+    setting: GameSetting,
+    board: Sequence[Sequence[int]],
+    sheep: Sequence[Sequence[int]],
+    viewer: int,
+) -> tuple[tuple[int, ...], ...]:
+    """A wire sheep board as ``viewer`` may see it: the counts it is not shown (game 3)
+    read 0, as the course's client template makes them, whatever the server sent."""
+    if not setting.hidden_counts:
+        return tuple(tuple(col) for col in sheep)
+    shows = setting.shows_count
+    return tuple(
+        tuple(c if shows(o, viewer) else 0 for o, c in zip(owners, counts, strict=True))
+        for owners, counts in zip(board, sheep, strict=True)
+    )
+
+
 def state_from_observation(
     setting: GameSetting,
     board: Sequence[Sequence[int]],
     sheep: Sequence[Sequence[int]] | None,
     viewer: int | None = None,
     to_move: int | None = None,
+    geometry: Geometry | None = None,
 ) -> GameState:
     """Rebuild a state from one observation (no history: regions grown cell by cell).
 
     ``sheep`` may be None for the initial map, where every taken cell still
-    holds all of its seat's sheep.
+    holds all of its seat's sheep. ``geometry``, when given, is the board's
+    (the map is checked against it), and saves computing it again.
     """
-    owner, counts = read_observation(setting, board, sheep, viewer)
-    geometry = Geometry(setting.size, [o != OBSTACLE for o in owner])
+    owner, counts = read_observation(setting, board, sheep, viewer, geometry)
+    if geometry is None:
+        geometry = Geometry(setting.size, [o != OBSTACLE for o in owner])
     state = GameState(setting, geometry)
     seats_with_cells = {o for o in owner if o > FREE}
     state.placed = 4 if seats_with_cells - {1, 2, 3} else max(seats_with_cells, default=0)

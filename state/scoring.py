@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from state.geometry import Geometry
 from state.regions import region_value
+from state.settings import PLAYERS, GameSetting
 
 PLACE_POINTS = (5.0, 3.0, 2.0, 1.0)
 
@@ -41,6 +42,17 @@ def flood_scores(geometry: Geometry, owner: Sequence[int]) -> list[int]:
     return [
         round(exact_score_of_sizes(flood_region_sizes(geometry, owner, p))) for p in range(1, 5)
     ]
+
+
+def ranked_results(setting: GameSetting, scores: Sequence[float]) -> list[float]:
+    """What ranks the seats (index 0 is seat 1): the scores, or in a team setting
+    (game 4) the average of each seat's and its partner's score."""
+    out: list[float] = []
+    for seat in PLAYERS:
+        own = float(scores[seat - 1])
+        partner = setting.partner(seat)
+        out.append(own if partner is None else (own + scores[partner - 1]) / 2)
+    return out
 
 
 def tournament_points(results: Sequence[float]) -> list[float]:

@@ -6,6 +6,9 @@ from dataclasses import dataclass
 
 PLAYERS = (1, 2, 3, 4)
 
+MAX_SHEEP = 64
+"""The most sheep one cell may hold in any setting: the bound of the wire's counts."""
+
 
 @dataclass(frozen=True, slots=True)
 class GameSetting:
@@ -21,6 +24,14 @@ class GameSetting:
         if not self.teams:
             return None
         return (seat + 1) % 4 + 1
+
+    def shows_count(self, owner: int, viewer: int | None) -> bool:
+        """Whether ``viewer`` is shown the sheep count of a cell of ``owner``.
+
+        Game 3 shows a seat only its own counts; the other games show all of
+        them, and ``viewer`` None (the referee) sees everything.
+        """
+        return not self.hidden_counts or viewer is None or owner == viewer
 
 
 SETTINGS: dict[int, GameSetting] = {

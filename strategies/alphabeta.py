@@ -21,8 +21,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from state.game import GameState, Move
+from state.game import GameState, Move, SearchMove
 from state.scoring import tournament_points
+from state.settings import SETTINGS
 from strategies.base import Budget
 from strategies.common import (
     EvalWeights,
@@ -35,8 +36,6 @@ from strategies.common import (
 
 INF = 1e9
 _EXACT, _LOWER, _UPPER = 0, 1, 2
-
-MoveT = tuple[int, int, int, int]  # cell, direction, dst, split
 
 
 class SearchTimeout(Exception):
@@ -68,20 +67,20 @@ class AlphaBeta:
         self.weights = weights
         self.n_splits = splits
         self.check_every = check_every
-        self.tt: dict[int, tuple[int, float, int, MoveT | None]] = {}
+        self.tt: dict[int, tuple[int, float, int, SearchMove | None]] = {}
         self.nodes = 0
         self.heuristic_leaves = 0
         self.seat = 1
         self.ally = 0
-        self.teams = False
+        self.setting = SETTINGS[1]
         self.stop_at = 0.0
         self.budget: Budget | None = None
 
     # ------------------------------------------------------------------ helpers
-    def _moves(self, state: GameState, order: bool, tt_move: MoveT | None) -> list[MoveT]:
+    def _moves(self, state: GameState, order: bool, tt_move: SearchMove | None) -> list[SearchMove]:
         sheep = state.sheep
-        out: list[MoveT] = []
-        keyed: list[tuple[float, MoveT]] = []
+        out: list[SearchMove] = []
+        keyed: list[tuple[float, SearchMove]] = []
         for cell, direction, dst in state.slides():
             count = sheep[cell]
             area = area_split(state, cell, dst)
@@ -124,12 +123,12 @@ class AlphaBeta:
         if state.is_terminal():
             return self._terminal_value(state)
         self.heuristic_leaves += 1
-        return relative_value(evaluate(state, self.weights), self.seat, self.teams)
+        return relative_value(evaluate(state, self.weights), self.seat, self.setting)
 
     # ------------------------------------------------------ transposition table
     def _probe(
         self, key: int, depth: int, alpha: float, beta: float
-    ) -> tuple[float | None, MoveT | None]:
+    ) -> tuple[float | None, SearchMove | None]:
         """A stored value that decides this window (or None), and the stored best move."""
         entry = self.tt.get(key)
         if entry is None:
@@ -144,7 +143,7 @@ class AlphaBeta:
         return None, tt_move
 
     def _store(
-        self, key: int, depth: int, best: float, alpha: float, beta: float, move: MoveT | None
+        self, key: int, depth: int, best: float, alpha: float, beta: float, move: SearchMove | None
     ) -> None:
         """Record ``best`` as exact, or as a bound when it fell outside (alpha, beta)."""
         flag = _EXACT
@@ -164,7 +163,7 @@ class AlphaBeta:
         if cut is not None:
             return cut
         a0, b0 = alpha, beta
-        best_move: MoveT | None = None
+        best_move: SearchMove | None = None
         order = depth >= 2
         if maxing:
             moves = self._moves(state, order, tt_move)
@@ -256,7 +255,7 @@ class AlphaBeta:
                 state.undo()
         a0, b0 = alpha, beta
         best = -INF if maxing else INF
-        best_move: MoveT | None = None
+        best_move: SearchMove | None = None
         for mv in moves:
             state.slide(mv[0], mv[2], mv[3])
             try:
@@ -276,11 +275,11 @@ class AlphaBeta:
         return best
 
     # -------------------------------------------------------------------- root
-    def _root(self, state: GameState, depth: int, prev_best: MoveT | None) -> AbResult:
+    def _root(self, state: GameState, depth: int, prev_best: SearchMove | None) -> AbResult:
         moves = self._moves(state, True, prev_best)
         result = AbResult()
         alpha = -INF
-        best_mv: MoveT | None = None
+        best_mv: SearchMove | None = None
         for mv in moves:
             state.slide(mv[0], mv[2], mv[3])
             try:
@@ -295,7 +294,7 @@ class AlphaBeta:
             if v > alpha or best_mv is None:
                 alpha, best_mv = max(alpha, v), mv
         assert best_mv is not None
-        result.best = Move(best_mv[0], best_mv[3], best_mv[1])
+        result.best = Move.from_search(best_mv)
         result.value = alpha
         result.depth = depth
         return result
@@ -311,7 +310,7 @@ class AlphaBeta:
         """Iterative deepening until ``stop_at`` or ``max_depth``; the state is left
         as it was. The result is that of the deepest completed iteration."""
         self.seat = state.to_move
-        self.teams = state.setting.teams
+        self.setting = state.setting
         self.ally = state.setting.partner(self.seat) or 0
         self.budget = budget
         self.stop_at = stop_at
@@ -321,7 +320,7 @@ class AlphaBeta:
         if not state.slides():
             return result
         base_ply = state.ply
-        prev: MoveT | None = None
+        prev: SearchMove | None = None
         for depth in range(1, max_depth + 1):
             self.heuristic_leaves = 0
             try:
@@ -334,9 +333,7 @@ class AlphaBeta:
             r.solved = self.heuristic_leaves == 0
             result = r
             assert r.best is not None
-            prev = (r.best.cell, r.best.direction, -1, r.best.split)
-            dst = state.destination(r.best.cell, r.best.direction)
-            prev = (r.best.cell, r.best.direction, dst, r.best.split)
+            prev = state.search_move(r.best)
             if offer:
                 budget.offer_move(r.best)
             if r.solved or time.monotonic() >= stop_at:

@@ -37,12 +37,7 @@ class GreedyStrategy(Strategy):
 
     def place(self, state: GameState, budget: Budget) -> int:
         # Most free neighbours: the greedy way to start.
-        def room(cell: int) -> int:
-            return sum(1 for nb in state.geometry.neighbours[cell] if state.owner[nb] == 0)
-
-        cells = state.initial_positions()
-        best = max(room(c) for c in cells)
-        cell = self.rng.choice([c for c in cells if room(c) == best])
+        cell = self.rng.choice(state.most_room(state.initial_positions()))
         budget.offer_placement(cell)
         return cell
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from state.game import UNKNOWN, GameState, team_scores
+from state.belief import guess_counts
+from state.game import UNKNOWN, GameState
 from state.geometry import FREE
-from state.scoring import tournament_points
-from state.settings import PLAYERS
+from state.scoring import ranked_results, tournament_points
+from state.settings import PLAYERS, GameSetting
 
 # --------------------------------------------------------------- game 3: hidden counts
 
@@ -21,26 +22,17 @@ def determinize(state: GameState, seat: int) -> GameState:
     """A state whose hidden counts (game 3) are filled in with a guess; the state itself
     when nothing is hidden.
 
-    The guess is the reference agent's: each opponent's sheep not accounted for by
-    its known stacks are spread evenly over its hidden stacks (at least 1 each). One
-    small function, so that belief tracking can replace it later.
+    The guess is the reference agent's, ``state.belief.guess_counts``: each
+    opponent's sheep not accounted for by its known stacks spread evenly over its
+    hidden stacks (at least 1 each).
     """
     sheep = state.sheep
     if not any(sheep[c] == UNKNOWN for p in PLAYERS for c in state.stacks[p]):
         return state
     out = state.copy()
-    total = state.setting.sheep
     for p in PLAYERS:
-        cells = out.stacks[p]
-        hidden = [c for c in cells if out.sheep[c] == UNKNOWN]
-        if not hidden:
-            continue
-        known = sum(out.sheep[c] for c in cells if out.sheep[c] != UNKNOWN)
-        # Every cell holds at least one sheep, so a hidden stack holds at most this.
-        rest = max(total - known, len(hidden))
-        base, extra = divmod(rest, len(hidden))
-        for k, c in enumerate(hidden):
-            out.sheep[c] = max(1, base + (1 if k < extra else 0))
+        for c, count in guess_counts(state, p).items():
+            out.sheep[c] = count
     out.hash = out.hash_from_scratch()
     return out
 
@@ -50,8 +42,7 @@ def determinize(state: GameState, seat: int) -> GameState:
 
 def final_results(state: GameState) -> list[float]:
     """What ranks the seats: rounded scores, or the pair averages in game 4."""
-    scores = state.scores()
-    return team_scores(scores) if state.setting.teams else [float(s) for s in scores]
+    return ranked_results(state.setting, state.scores())
 
 
 def rewards(state: GameState, margin: float) -> list[float]:
@@ -198,13 +189,15 @@ def evaluate(state: GameState, w: EvalWeights) -> list[float]:
     return out
 
 
-def relative_value(values: Sequence[float], seat: int, teams: bool) -> float:
+def relative_value(values: Sequence[float], seat: int, setting: GameSetting) -> float:
     """One number for ``seat`` from per-seat values: own (or pair) value minus the best
     opponent's, with a little of the mean of the others so that all of them count."""
     i = seat - 1
-    if teams:
-        mine = (values[i] + values[(i + 2) % 4]) / 2
-        theirs = (values[(i + 1) % 4] + values[(i + 3) % 4]) / 2
+    partner = setting.partner(seat)
+    if partner is not None:
+        mine = (values[i] + values[partner - 1]) / 2
+        a, b = (q - 1 for q in PLAYERS if q not in (seat, partner))
+        theirs = (values[a] + values[b]) / 2
         return mine - theirs
     others = [values[j] for j in range(4) if j != i]
     return values[i] - 0.75 * max(others) - 0.25 * sum(others) / 3

@@ -255,7 +255,7 @@ class HybridStrategy(Strategy):
         # A legal move at once: the best slide by the cheap key.
         sheep = work.sheep
         quick = max(slides, key=lambda s: slide_key(work, s[0], s[2], area_split(work, s[0], s[2])))
-        budget.offer_move(Move(quick[0], area_split(work, quick[0], quick[2]), quick[1]))
+        budget.offer_move(Move.from_search((*quick, area_split(work, quick[0], quick[2]))))
         if len(slides) == 1 and sheep[slides[0][0]] == 2:
             return budget.best_move
         span = max(0.0, budget.remaining()) * p.time_fraction

@@ -16,24 +16,19 @@ import time
 
 from pydantic import Field
 
-from state.game import GameState, Move
+from state.game import GameState, Move, SearchMove
 from state.playout import random_playout
 from strategies.base import Budget, Strategy, StrategyParams
 from strategies.common import determinize, rewards
 
 
 def _most_room_placement(state: GameState, strategy: Strategy, budget: Budget) -> int:
-    def room(cell: int) -> int:
-        return sum(1 for nb in state.geometry.neighbours[cell] if state.owner[nb] == 0)
-
-    cells = state.initial_positions()
-    best = max(room(c) for c in cells)
-    cell = strategy.rng.choice([c for c in cells if room(c) == best])
+    cell = strategy.rng.choice(state.most_room(state.initial_positions()))
     budget.offer_placement(cell)
     return cell
 
 
-def _half_slides(state: GameState) -> list[tuple[int, int, int, int]]:
+def _half_slides(state: GameState) -> list[SearchMove]:
     """(cell, direction, dst, split) for every slide, split in half."""
     sheep = state.sheep
     return [(c, d, t, max(1, sheep[c] // 2)) for c, d, t in state.slides()]
@@ -88,7 +83,7 @@ class SeedlikeStrategy(Strategy):
         ours = _half_slides(work)
         if not ours:
             return None
-        first = Move(ours[0][0], ours[0][3], ours[0][1])
+        first = Move.from_search(ours[0])
         budget.offer_move(first)
         p = self.params
         stop_at = start + max(0.0, budget.remaining()) * p.time_fraction
@@ -108,7 +103,8 @@ class SeedlikeStrategy(Strategy):
         best_value = -math.inf
         best = first
         leaves_done = 0
-        for cell, direction, dst, split in ours:
+        for mv in ours:
+            cell, _direction, dst, split = mv
             if time.monotonic() >= stop_at or budget.expired():
                 break
             work.slide(cell, dst, split)
@@ -131,7 +127,7 @@ class SeedlikeStrategy(Strategy):
             work.undo()
             if value > best_value and not budget.expired():
                 best_value = value
-                best = Move(cell, split, direction)
+                best = Move.from_search(mv)
                 budget.offer_move(best)
         budget.info.update(
             {"leaves": float(leaves_done), "sims_per_leaf": float(sims), "depth": 2.0}
@@ -152,13 +148,13 @@ class UctParams(StrategyParams):
 class _UctNode:
     __slots__ = ("children", "move", "mover", "n", "untried", "w")
 
-    def __init__(self, mover: int, move: tuple[int, int, int, int] | None) -> None:
+    def __init__(self, mover: int, move: SearchMove | None) -> None:
         self.mover = mover  # seat that made the move into this node
         self.move = move  # (cell, direction, dst, split); None for a pass
         self.n = 0
         self.w = 0.0
         self.children: list[_UctNode] = []
-        self.untried: list[tuple[int, int, int, int] | None] | None = None
+        self.untried: list[SearchMove | None] | None = None
 
 
 class UctStrategy(Strategy):
@@ -171,8 +167,8 @@ class UctStrategy(Strategy):
     def place(self, state: GameState, budget: Budget) -> int:
         return _most_room_placement(state, self, budget)
 
-    def _expand_moves(self, state: GameState) -> list[tuple[int, int, int, int] | None]:
-        moves: list[tuple[int, int, int, int] | None] = list(_half_slides(state))
+    def _expand_moves(self, state: GameState) -> list[SearchMove | None]:
+        moves: list[SearchMove | None] = list(_half_slides(state))
         if not moves and not state.is_terminal():
             moves.append(None)
         self.rng.shuffle(moves)
@@ -191,7 +187,7 @@ class UctStrategy(Strategy):
         root.untried = self._expand_moves(work)
         first = root.untried[0]
         assert first is not None
-        budget.offer_move(Move(first[0], first[3], first[1]))
+        budget.offer_move(Move.from_search(first))
         c = p.exploration
         iterations = 0
         while True:
@@ -258,6 +254,6 @@ class UctStrategy(Strategy):
         else:
             mv = max(root.children, key=lambda ch: ch.n).move
         assert mv is not None
-        move = Move(mv[0], mv[3], mv[1])
+        move = Move.from_search(mv)
         budget.offer_move(move)
         return move

@@ -11,8 +11,9 @@ import pytest
 
 from arena.config import ConfigError, command_argv, parse_input_text
 from arena.replay import final_state, read_replay, write_replay
-from arena.results import course_lines, ranked_results
-from state.scoring import tournament_points
+from arena.results import course_lines
+from state.scoring import ranked_results, tournament_points
+from state.settings import get_setting
 from tests.arena_support import TEAMS, TEMPLATE, check_game, play_template_game, seat_log
 from tests.boards import read_vector, rows_to_map
 
@@ -223,7 +224,7 @@ def test_scores_and_points_from_the_course_vector() -> None:
     owner = [board[x][y] for x in range(n) for y in range(n)]
     scores = flood_scores(geometry, owner)
     assert scores == [28, 14, 20, 28]
-    ranked1 = ranked_results(1, scores)
+    ranked1 = ranked_results(get_setting(1), scores)
     result = {"game": 1, "teams": TEAMS, "results": ranked1}
     assert tournament_points(ranked1) == [4.0, 1.0, 2.0, 4.0]
     assert course_lines(result) == [
@@ -234,7 +235,7 @@ def test_scores_and_points_from_the_course_vector() -> None:
         "winners (tie): player 1=team 11, player 4=team 14 : 28",
     ]
     # Game 4: pairs 1 & 3 (24) against 2 & 4 (21).
-    ranked = ranked_results(4, scores)
+    ranked = ranked_results(get_setting(4), scores)
     assert ranked == [24.0, 21.0, 24.0, 21.0]
     assert tournament_points(ranked) == [4.0, 1.5, 4.0, 1.5]
     lines = course_lines({"game": 4, "teams": TEAMS, "results": ranked})
@@ -251,6 +252,6 @@ def test_scores_and_points_from_the_course_vector() -> None:
     ],
 )
 def test_hand_built_ties(scores: list[int], points: list[float], winner: str) -> None:
-    ranked = ranked_results(1, scores)
+    ranked = ranked_results(get_setting(1), scores)
     assert tournament_points(ranked) == points
     assert course_lines({"game": 1, "teams": TEAMS, "results": ranked})[-1].startswith(winner)

@@ -51,8 +51,8 @@ def test_team_rewards_and_values_are_the_pairs() -> None:
     assert r[0] > r[1]
     values = [10.0, 4.0, 2.0, 4.0]
     # Own 10 and partner 2 against 4 and 4: even for the pair, whoever looks.
-    assert relative_value(values, 1, teams=True) == relative_value(values, 3, teams=True) == 2.0
-    assert relative_value(values, 2, teams=True) == -2.0
+    assert relative_value(values, 1, SETTINGS[4]) == relative_value(values, 3, SETTINGS[4]) == 2.0
+    assert relative_value(values, 2, SETTINGS[4]) == -2.0
 
 
 @pytest.mark.parametrize("partner_left", [True, False])
