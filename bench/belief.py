@@ -23,7 +23,7 @@ from typing import Any
 from arena.local import play_local
 from arena.replay import ReplayError, initial_state, read_replay
 from bench import print_figures, quiet_games
-from state.belief import Belief, SplitPrior
+from state.belief import Belief, SplitPrior, guess_counts
 from state.game import GameState, Move
 from state.geometry import Geometry
 from state.observe import Action, ingest, state_from_observation
@@ -124,10 +124,10 @@ def errors_of_view(
                 for p in PLAYERS:
                     if p == viewer:
                         continue
-                    guess = setting.sheep / len(mine.stacks[p])
+                    guess = guess_counts(mine, p)
                     for c in mine.stacks[p]:
                         err_b += abs(statistics.median(d[c] for d in draws) - truth.sheep[c])
-                        err_u += abs(guess - truth.sheep[c])
+                        err_u += abs(guess[c] - truth.sheep[c])
                         n += 1
                 out.append((err_b, err_u, n))
         _replay_play(truth, kind, cell, split, direction)

@@ -15,8 +15,7 @@ from typing import NamedTuple
 
 from state.geometry import DIRECTION_KEYS, FREE, OBSTACLE, Geometry
 from state.regions import Regions
-from state.scoring import ranked_results
-from state.settings import MAX_SHEEP, PLAYERS, SETTINGS, GameSetting
+from state.settings import MAX_SHEEP, PLAYERS, GameSetting
 
 UNKNOWN = -1
 """Sheep count of a cell whose count this player is not shown (game 3)."""
@@ -405,8 +404,3 @@ class GameState:
         """(x, y, split, direction) as the protocol sends them."""
         x, y = self.geometry.xy(move.cell)
         return x, y, move.split, move.direction
-
-
-def team_scores(scores: Sequence[float]) -> list[float]:
-    """Game 4's ranked results (pair averages): ``state.scoring.ranked_results`` of game 4."""
-    return ranked_results(SETTINGS[4], scores)

@@ -12,8 +12,8 @@ from arena.players import Player, ProcessPlayer
 from arena.referee import GameRecord
 from arena.replay import final_state, replay_of
 from arena.server import GamePlan, ServerConfig, play_single
-from state.game import team_scores
-from state.scoring import flood_scores, tournament_points
+from state.scoring import flood_scores, ranked_results, tournament_points
+from state.settings import get_setting
 
 TEMPLATE = Path(__file__).parent / "course_template_player.py"
 TEAMS = [11, 12, 13, 14]
@@ -77,7 +77,7 @@ def check_game(record: GameRecord, result: dict[str, Any]) -> None:
     scores = flood_scores(state.geometry, owner)
     assert result["scores"] == scores
     assert [round(s) for s in result["exact_scores"]] == scores
-    ranked = team_scores(scores) if result["game"] == 4 else scores
+    ranked = ranked_results(get_setting(result["game"]), scores)
     assert result["results"] == ranked
     assert result["points"] == tournament_points(ranked)
     # a three-way tie at the top shares 10/3 each, which floats do not sum to exactly 11

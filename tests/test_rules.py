@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from state.game import GameState, IllegalMoveError, Move, team_scores
+from state.game import GameState, IllegalMoveError, Move
 from state.geometry import Geometry
 from state.observe import state_from_observation
-from state.scoring import flood_region_sizes, flood_scores, ranks, tournament_points
+from state.scoring import (
+    flood_region_sizes,
+    flood_scores,
+    ranked_results,
+    ranks,
+    tournament_points,
+)
 from state.settings import SETTINGS
 from tests.boards import read_vector, rows_to_map
 
@@ -120,7 +126,7 @@ def test_tournament_points_and_ties() -> None:
 
 
 def test_game_4_team_result_is_the_pair_average() -> None:
-    pair = team_scores([28, 14, 20, 28])
+    pair = ranked_results(SETTINGS[4], [28, 14, 20, 28])
     assert pair == [24.0, 21.0, 24.0, 21.0]
     assert tournament_points(pair) == [4.0, 1.5, 4.0, 1.5]
     assert SETTINGS[4].partner(1) == 3 and SETTINGS[4].partner(4) == 2

@@ -7,12 +7,12 @@ import random
 
 import pytest
 
-from arena.bench import random_reply
+from bench.arena import random_reply
 from client.session import _fallback_placement, mask_hidden_counts
 from protocol import PositionReply
 from state.belief import guess_counts, uniform_guess
 from state.boardgen import random_geometry
-from state.game import UNKNOWN, GameState, Move, team_scores
+from state.game import UNKNOWN, GameState, Move
 from state.geometry import FREE
 from state.observe import ObservationError, mask_counts, read_observation, state_from_observation
 from state.playout import random_placement
@@ -68,7 +68,6 @@ def test_pair_value_follows_the_partner_rule() -> None:
 def test_ranked_results_pair_averages_in_game_4_only() -> None:
     scores = [28, 14, 20, 28]
     assert ranked_results(SETTINGS[4], scores) == [24.0, 21.0, 24.0, 21.0]
-    assert team_scores(scores) == ranked_results(SETTINGS[4], scores)
     assert tournament_points(ranked_results(SETTINGS[4], scores)) == [4.0, 1.5, 4.0, 1.5]
     for game in (1, 2, 3):
         assert ranked_results(SETTINGS[game], scores) == [28.0, 14.0, 20.0, 28.0]
