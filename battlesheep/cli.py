@@ -20,6 +20,7 @@ COMMAND_MODULES = [
     "arena.cli",
     "battlesheep.schema",
     "tournament.cli",
+    "tournament.build_cli",
 ]
 BENCH_MODULES = [
     "bench.engine",

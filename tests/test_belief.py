@@ -187,4 +187,9 @@ def test_bench_belief_reads_arena_replays(tmp_path: Path) -> None:
     figures = bench_belief(0, [], 0.0, samples=8, replays=record)
     assert figures["games"] == 1 and figures["training_games"] == 1
     assert figures["observations"] > 5
-    assert figures["mae_belief_learned_prior"] < figures["mae_reference_guess"]
+    # Every observation estimates every stack of the three other seats (one at least
+    # each). Whether the belief beats the guess in one real-time game is chance: that
+    # claim is tested on seeded games above.
+    assert figures["stack_estimates"] >= 3 * figures["observations"]
+    for key in ("mae_reference_guess", "mae_belief_uniform_prior", "mae_belief_learned_prior"):
+        assert 0 <= figures[key] < 16

@@ -47,8 +47,8 @@ def agent1(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_client_packages_are_all_play_needs() -> None:
     """The build copies CLIENT_PACKAGES only: `play` must not import anything else of ours."""
     code = (
-        "import sys, tournament.agent_entry, client.cli\n"
-        "ours = {'battlesheep', 'arena', 'tournament', *sys.argv[1:]}\n"
+        "import sys, client.agent_entry, client.cli\n"
+        "ours = {'battlesheep', 'arena', 'bench', 'tournament', *sys.argv[1:]}\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & ours))"
     )
     out = subprocess.run(
@@ -58,7 +58,7 @@ def test_client_packages_are_all_play_needs() -> None:
         cwd=ROOT,
         check=True,
     ).stdout
-    assert eval(out) == sorted([*CLIENT_PACKAGES, "tournament"])
+    assert eval(out) == sorted(CLIENT_PACKAGES)
 
 
 def test_built_agent_defaults_to_the_course_server(agent1: Path, tmp_path: Path) -> None:

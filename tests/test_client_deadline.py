@@ -112,10 +112,13 @@ async def test_strategy_that_never_returns_still_answers_legally_in_time() -> No
     for r in replies[:2]:
         assert r.elapsed >= LIMIT - MARGIN - 0.02
     assert summaries[0].fallbacks == len(replies)
-    # The second search starts in a fresh thread; at the third turn two searches
-    # still burn CPU, so the client stops starting more.
-    assert stuck.runner.abandoned_searches == 2
-    assert stuck.runner.skipped == len(replies) - 2
+    # A search that overran its deadline is abandoned to a fresh thread; once more
+    # than ``max_abandoned`` still burn CPU the client starts no more, however long
+    # the game (how many it started before depends on when each board came in).
+    runner = stuck.runner
+    assert 1 <= runner.abandoned_searches <= runner.max_abandoned + 1
+    # At most max_abandoned + 2 searches were ever started: every later one was skipped.
+    assert runner.skipped >= len(replies) - (runner.max_abandoned + 2)
 
 
 async def test_best_move_so_far_is_sent_at_the_deadline() -> None:

@@ -12,7 +12,7 @@
 - ``assemble_submission``: the executable and a zip of the source files,
   named ``team<ID>_agent<N>...``, in ``dist/submission/``.
 
-Both builds run ``tournament.agent_entry`` with the parameter file's options
+Both builds run ``client.agent_entry`` with the parameter file's options
 and ``--game N --team ID`` baked in.
 """
 
@@ -74,7 +74,7 @@ def entry_script(options: list[str], name: str) -> str:
     return (
         f'"""{name}: the Battle Sheep agent with its parameter set built in."""\n\n'
         "import sys\n\n"
-        "from tournament.agent_entry import run\n\n"
+        "from client.agent_entry import run\n\n"
         f"DEFAULTS = {options!r}\n\n\n"
         "def main() -> None:\n"
         f"    sys.exit(run(DEFAULTS, prog={name!r}))\n\n\n"
@@ -106,13 +106,10 @@ def _run(argv: list[str], what: str) -> None:
 
 
 def copy_sources(target: Path) -> None:
-    """The client's packages and the agent entry, without caches."""
+    """The client's packages (the agent entry is ``client.agent_entry``), without caches."""
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for package in CLIENT_PACKAGES:
         shutil.copytree(ROOT / package, target / package, ignore=ignore, dirs_exist_ok=True)
-    (target / "tournament").mkdir(exist_ok=True)
-    (target / "tournament" / "__init__.py").write_text("")
-    shutil.copy2(ROOT / "tournament" / "agent_entry.py", target / "tournament" / "agent_entry.py")
 
 
 def build_zipapp(params_file: Path, agent: int, team: int, out_dir: Path) -> Path:
@@ -176,8 +173,6 @@ def source_zip(params_file: Path, agent: int, team: int, out_dir: Path) -> Path:
         for package in CLIENT_PACKAGES:
             for path in sorted((ROOT / package).rglob("*.py")):
                 zf.write(path, f"{name}/{path.relative_to(ROOT)}")
-        zf.write(ROOT / "tournament" / "agent_entry.py", f"{name}/tournament/agent_entry.py")
-        zf.writestr(f"{name}/tournament/__init__.py", "")
         zf.writestr(f"{name}/{name}.py", entry_script(baked_options(params, agent, team), name))
         zf.write(params_file, f"{name}/params/{params_file.name}")
         for extra in ("pyproject.toml", "README.md"):

@@ -1,4 +1,4 @@
-"""``battlesheep tournament``, ``match``, ``tune``, ``build`` and ``submission``.
+"""``battlesheep tournament``, ``match`` and ``tune`` (``build``, ``submission``: ``build_cli``).
 
 ``match`` is a tournament of the four entrants given for the seats, in the
 round-robin format: every block of four games plays one board from all four
@@ -23,19 +23,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from strategies.params import ConfigError, load_agent_params
-from tournament.build import (
-    BuildError,
-    agent_name,
-    build_exe,
-    build_zipapp,
-    check_game,
-    check_problems,
-    default_params_file,
-    source_zip,
-)
 from tournament.entrants import Entrant, parse_entrant, parse_entrants
-from tournament.run import Outcome, Tournament, header_seed
-from tournament.run import Progress as RunProgress
+from tournament.run import RunOutcome, RunProgress, Tournament, header_seed
 from tournament.runner import default_jobs, make_runner
 from tournament.schedule import FORMATS, Schedule, arrangements
 from tournament.spsa import Spsa, load_space
@@ -70,7 +59,6 @@ def register(sub: Any) -> None:
     p.set_defaults(func=main_tournament)
     register_match(sub)
     register_tune(sub)
-    register_build(sub)
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
@@ -270,7 +258,7 @@ def _llr_text(progress: RunProgress) -> str:
     )
 
 
-def run_with_progress(tournament: Tournament, args: argparse.Namespace) -> Outcome:
+def run_with_progress(tournament: Tournament, args: argparse.Namespace) -> RunOutcome:
     """Run with rich progress bars and live standings (plain lines when not a terminal)."""
     names = [e.name for e in tournament.schedule.entrants]
     err = Console(stderr=True)
@@ -312,7 +300,9 @@ def run_with_progress(tournament: Tournament, args: argparse.Namespace) -> Outco
         runner.close()
 
 
-def report(tournament: Tournament, outcome: Outcome, args: argparse.Namespace, logs: Path) -> None:
+def report(
+    tournament: Tournament, outcome: RunOutcome, args: argparse.Namespace, logs: Path
+) -> None:
     schedule = tournament.schedule
     names = [e.name for e in schedule.entrants]
     rows = standings(names, outcome.results)
@@ -399,73 +389,4 @@ def main_tune(args: argparse.Namespace) -> int:
     finally:
         runner.close()
     print(f"best set found: {spsa.values()}, written to {out}")
-    return 0
-
-
-def _agent_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--agent", type=int, choices=[1, 2, 3, 4], required=True, help="game setting")
-    p.add_argument("--team", type=int, required=True, help="the team id the agent sends")
-    p.add_argument("--params", metavar="FILE", help="parameter file (default params/agent<N>.toml)")
-    p.add_argument("--out-dir", default="dist", metavar="DIR")
-    p.add_argument("-v", "--verbose", action="count", default=0)
-
-
-def register_build(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser(
-        "build", help="build a course agent with its parameter set baked in (zipapp, or --exe)"
-    )
-    _agent_options(p)
-    p.add_argument("--exe", action="store_true", help="a PyInstaller executable, not a zipapp")
-    p.set_defaults(func=main_build)
-
-    s: argparse.ArgumentParser = sub.add_parser(
-        "submission",
-        help="executable + sources for the course in DIR/submission/, checked by one game",
-    )
-    _agent_options(s)
-    s.add_argument(
-        "--check-time-limit", type=float, default=1.0, help="seconds per move of the check game"
-    )
-    s.set_defaults(func=main_submission)
-
-
-def _params_file(args: argparse.Namespace) -> Path:
-    return Path(args.params) if args.params else default_params_file(args.agent)
-
-
-def main_build(args: argparse.Namespace) -> int:
-    out_dir = Path(args.out_dir)
-    try:
-        if args.exe:
-            work = Path("build") / "pyinstaller"
-            path = build_exe(_params_file(args), args.agent, args.team, out_dir, work)
-        else:
-            path = build_zipapp(_params_file(args), args.agent, args.team, out_dir)
-    except (BuildError, ConfigError) as exc:
-        return error(str(exc))
-    print(f"built {path} ({path.stat().st_size // 1024} KiB); run it: {path} [play options]")
-    return 0
-
-
-def main_submission(args: argparse.Namespace) -> int:
-    quiet(args)
-    target = Path(args.out_dir) / "submission"
-    target.mkdir(parents=True, exist_ok=True)
-    params = _params_file(args)
-    try:
-        exe = build_exe(params, args.agent, args.team, target, Path("build") / "pyinstaller")
-        sources = source_zip(params, args.agent, args.team, target)
-    except (BuildError, ConfigError) as exc:
-        return error(str(exc))
-    logs = Path(tempfile.mkdtemp(prefix=f"battlesheep-{agent_name(args.team, args.agent)}-"))
-    # Seat 1 is expected to send the team id baked into the build, as on the course server.
-    result = check_game(exe, args.agent, args.team, args.check_time_limit, logs)
-    print(
-        f"check game (setting {args.agent}, {args.check_time_limit:g} s/move): scores"
-        f" {result['scores']}, points {result['points']}; logs in {logs}"
-    )
-    problems = check_problems(result)
-    if problems:
-        return error(f"the submission did not play a clean game: {', '.join(problems)}")
-    print(f"submission in {target}: {exe.name}, {sources.name}")
     return 0

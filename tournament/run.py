@@ -120,7 +120,7 @@ def candidate_score(result: dict[str, Any], base: int, candidate: int) -> float 
 
 
 @dataclass
-class Progress:
+class RunProgress:
     """What a run reports after every game."""
 
     done: int
@@ -137,7 +137,7 @@ class Progress:
 
 
 @dataclass
-class Outcome:
+class RunOutcome:
     results: list[dict[str, Any]]
     sprt: Sprt | None
     llr_history: list[tuple[int, float]]
@@ -158,7 +158,9 @@ class Tournament:
     sprt_beta: float = 0.05
     sprt_min_games: int = 16
 
-    def run(self, runner: Runner, on_game: Callable[[Progress], None] | None = None) -> Outcome:
+    def run(
+        self, runner: Runner, on_game: Callable[[RunProgress], None] | None = None
+    ) -> RunOutcome:
         self.schedule.check()
         done: dict[int, dict[str, Any]] = {}
         if self.results_path is not None:
@@ -176,7 +178,7 @@ class Tournament:
         if sprt is not None:
             for result in results:
                 self._feed(sprt, result, history)
-        progress = Progress(len(results), self.games, time.monotonic(), results, sprt, history)
+        progress = RunProgress(len(results), self.games, time.monotonic(), results, sprt, history)
         verdict = sprt.verdict() if sprt is not None else None
         todo = [i for i in range(self.games) if i not in done]
         started = time.monotonic()
@@ -192,7 +194,7 @@ class Tournament:
                 close = getattr(stream, "close", None)
                 if close is not None:
                     close()
-        return Outcome(
+        return RunOutcome(
             sorted(results, key=lambda r: r["index"]),
             sprt,
             history,
@@ -211,8 +213,8 @@ class Tournament:
     def _consume(
         self,
         stream: Iterator[dict[str, Any]],
-        progress: Progress,
-        on_game: Callable[[Progress], None] | None,
+        progress: RunProgress,
+        on_game: Callable[[RunProgress], None] | None,
     ) -> str | None:
         for result in stream:
             progress.results.append(result)
