@@ -23,7 +23,8 @@ from typing import Any
 
 from arena.connections import Reply, SeatStats
 from arena.referee import GameListener, GameRecord, Referee
-from client.session import GameSession, TimeLimits
+from client.clock import TimeLimits
+from client.session import GameSession
 from protocol import GameOver, InitialMap, ReplyKind, Turn
 from state.settings import PLAYERS, get_setting
 from strategies.base import Strategy

@@ -21,7 +21,8 @@ from typing import Any
 
 from bench import print_figures
 from bench.games import random_game
-from client.session import GameSession, TimeLimits
+from client.clock import TimeLimits
+from client.session import GameSession
 from client.tcp import ConnectOptions, play_tcp
 from protocol import GameOver, InitialMap, Turn, encode
 from state.boardgen import initial_map, random_geometry

@@ -12,9 +12,10 @@
   ``battlesheep bench client`` (``bench.client``).
 """
 
+from client.clock import TimeLimits
 from client.errors import ClientError, ConnectionFailed, ExitCode, ServerDataError
 from client.runner import Outcome, SearchRunner
-from client.session import GameSession, GameSummary, TimeLimits
+from client.session import GameSession, GameSummary
 from client.tcp import ConnectOptions, play_tcp
 
 __all__ = [

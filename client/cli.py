@@ -9,9 +9,10 @@ import os
 from collections.abc import Coroutine
 from typing import Any
 
+from client.clock import DEFAULT_MARGIN, DEFAULT_TIME_LIMIT, TimeLimits
 from client.errors import ClientError, ExitCode
 from client.mqtt import MqttOptions, play_mqtt
-from client.session import DEFAULT_MARGIN, DEFAULT_TIME_LIMIT, GameSession, GameSummary, TimeLimits
+from client.session import GameSession, GameSummary
 from client.tcp import ConnectOptions, play_tcp
 from client.ws import WsOptions, play_ws
 from protocol import TeamId

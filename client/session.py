@@ -17,13 +17,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from client.clock import TimeLimits
 from client.errors import ServerDataError
+from client.fallback import PASS_DIRECTION, choose, fallback_move, fallback_placement
 from client.runner import Outcome, SearchRunner
-from protocol import Board, ClientMessage, GameOver, InitialMap, MoveReply, PositionReply, Turn
+from protocol import ClientMessage, GameOver, InitialMap, MoveReply, PositionReply, Turn
 from protocol.messages import ServerMessage
 from state.game import GameState, IllegalMoveError, Move
 from state.observe import (
@@ -39,59 +40,7 @@ from strategies.base import Budget, Strategy
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TIME_LIMIT = 3.0
-DEFAULT_MARGIN = 0.25
-"""Seconds kept back from the time limit for the reply to reach the server.
-
-Measured with ``battlesheep bench client --deadline-turns 150`` (a search that
-computes until its budget expires, margin 0): on the 2-core development
-machine shared with other jobs, replies reached the server 0.7 ms after the
-deadline at the median and 12 ms at p99 (20 ms max); with two such benches at
-once (load average 4 on 2 cores) 2-3 ms median, 31-35 ms p99, 52 ms max. The
-margin doubles that worst case (the course server measures on a loaded machine
-too), adds a Windows timer tick (15.6 ms) and rounds up: 0.25 s, 8 % of 3 s.
-"""
-
-PASS_DIRECTION = 1
-
-C = TypeVar("C", int, Move)
 R = TypeVar("R", PositionReply, MoveReply)
-
-
-@dataclass(frozen=True, slots=True)
-class TimeLimits:
-    """The server's limit per reply and the part of it the client keeps back."""
-
-    time_limit: float = DEFAULT_TIME_LIMIT
-    margin: float = DEFAULT_MARGIN
-
-    def __post_init__(self) -> None:
-        if self.time_limit <= 0:
-            raise ValueError(f"the time limit must be positive, not {self.time_limit}")
-        if not 0 <= self.margin < self.time_limit:
-            raise ValueError(
-                f"the margin must be at least 0 and below the time limit {self.time_limit},"
-                f" not {self.margin}"
-            )
-
-    @classmethod
-    def for_limit(
-        cls, time_limit: float, margin: float | None = None, *, wanted: float | None = None
-    ) -> TimeLimits:
-        """The limits for ``time_limit``: the one rule that derives a margin from a limit.
-
-        An explicit ``margin`` (``play --margin``) is taken as given. Without one, the
-        margin is ``wanted`` (a parameter file's ``margin``; by default ``DEFAULT_MARGIN``)
-        capped at a quarter of the limit, so short test limits keep most of their time.
-        ``play``, tournament entrants and the build's check game all derive it here.
-        """
-        if margin is None:
-            margin = min(DEFAULT_MARGIN if wanted is None else wanted, time_limit / 4)
-        return cls(time_limit, margin)
-
-    def deadline(self, received_at: float) -> float:
-        """When the reply to a frame whose last byte arrived at ``received_at`` must go."""
-        return received_at + self.time_limit - self.margin
 
 
 @dataclass
@@ -135,13 +84,6 @@ class GameSummary:
             f" {self.time_used:.2f} s used (max {self.max_turn_time * 1000:.0f} ms per reply),"
             f" final score {score} as far as known"
         )
-
-
-def mask_hidden_counts(
-    setting: GameSetting, board: Board, sheep: Board, viewer: int
-) -> tuple[tuple[int, ...], ...]:
-    """Game 3: other seats' counts read 0, as the course template makes them, whatever was sent."""
-    return mask_counts(setting, board, sheep, viewer)
 
 
 class GameSession:
@@ -207,7 +149,7 @@ class GameSession:
             x, y = state.geometry.xy(cells[0]) if cells else (0, 0)
             return PositionReply(id_package=message.id_package, x=x, y=y)
         seat = self.seat or 1
-        sheep = mask_hidden_counts(self.setting, message.map, message.sheep, seat)
+        sheep = mask_counts(self.setting, message.map, message.sheep, seat)
         state = state_from_observation(self.setting, message.map, sheep, seat, to_move=seat)
         moves = state.legal_moves(seat)
         if moves:
@@ -300,14 +242,14 @@ class GameSession:
             return self._finish_reply(
                 PositionReply(id_package=message.id_package, x=0, y=0), received_at
             )
-        fallback = _fallback_placement(state, cells)
+        fallback = fallback_placement(state, cells)
         budget = Budget(deadline)
         copy = state.copy()
         outcome: Outcome[int | None] = await self.runner.run(
             lambda: self.strategy.place(copy, budget), budget
         )
         legal = set(cells)
-        cell, source = _choose(self.strategy.name, outcome, budget.best_placement, fallback, legal)
+        cell, source = choose(self.strategy.name, outcome, budget.best_placement, fallback, legal)
         self._count(source)
         x, y = state.geometry.xy(cell)
         self.placed = True
@@ -334,28 +276,7 @@ class GameSession:
             )
         self.placed = True
         self._last_move = None
-        sheep = mask_hidden_counts(self.setting, message.map, message.sheep, seat)
-        try:
-            report = ingest(state, message.map, sheep, seat)
-        except ObservationError as exc:
-            raise ServerDataError(
-                f"board {message.id_package} is no board of this game: {exc}"
-            ) from None
-        except Exception as exc:  # our own bug: rebuild rather than lose the turn
-            log.error("ingest failed (%r); rebuilding the state from the board", exc)
-            log.debug("ingest failure", exc_info=True)
-            try:
-                state.assign(
-                    state_from_observation(self.setting, message.map, sheep, seat, to_move=seat)
-                )
-            except ObservationError as exc2:
-                raise ServerDataError(
-                    f"board {message.id_package} is no board of this game: {exc2}"
-                ) from None
-            report = IngestReport(resynced=True, reason="ingest failed")
-        if report.resynced:
-            self.stats.resyncs += 1
-        self._observe(report)
+        self._observe(self._ingest(state, seat, message))
         deadline = self.limits.deadline(received_at)
         legal_moves = state.legal_moves(seat)
         if not legal_moves:
@@ -372,11 +293,11 @@ class GameSession:
                 ),
                 received_at,
             )
-        fallback = _fallback_move(state, legal_moves)
+        fallback = fallback_move(state, legal_moves)
         budget = Budget(deadline)
         copy = state.copy()
         outcome = await self.runner.run(lambda: self.strategy.move(copy, budget), budget)
-        move, source = _choose(
+        move, source = choose(
             self.strategy.name, outcome, budget.best_move, fallback, set(legal_moves)
         )
         self._count(source)
@@ -403,6 +324,31 @@ class GameSession:
             received_at,
         )
 
+    def _ingest(self, state: GameState, seat: int, message: Turn) -> IngestReport:
+        """Bring the state up to date with the board (game 3: others' counts masked)."""
+        sheep = mask_counts(self.setting, message.map, message.sheep, seat)
+        try:
+            report = ingest(state, message.map, sheep, seat)
+        except ObservationError as exc:
+            raise ServerDataError(
+                f"board {message.id_package} is no board of this game: {exc}"
+            ) from None
+        except Exception as exc:  # our own bug: rebuild rather than lose the turn
+            log.error("ingest failed (%r); rebuilding the state from the board", exc)
+            log.debug("ingest failure", exc_info=True)
+            try:
+                state.assign(
+                    state_from_observation(self.setting, message.map, sheep, seat, to_move=seat)
+                )
+            except ObservationError as exc2:
+                raise ServerDataError(
+                    f"board {message.id_package} is no board of this game: {exc2}"
+                ) from None
+            report = IngestReport(resynced=True, reason="ingest failed")
+        if report.resynced:
+            self.stats.resyncs += 1
+        return report
+
     def _count(self, source: str) -> None:
         s = self.stats
         if source == "strategy":
@@ -423,53 +369,6 @@ class GameSession:
     def _game_over(self, message: GameOver) -> None:
         self.finished = True
         log.info("game over (id %s)", message.id_package)
-
-
-def _choose(
-    name: str, outcome: Outcome[C | None], posted: C | None, fallback: C, legal: Collection[C]
-) -> tuple[C, str]:
-    """The choice to send and where it came from; never anything outside ``legal``."""
-
-    def ok(choice: object) -> bool:
-        try:
-            return choice in legal
-        except TypeError:  # unhashable junk from a broken strategy
-            return False
-
-    if outcome.finished and outcome.error is None:
-        if ok(outcome.value):
-            assert outcome.value is not None
-            return outcome.value, "strategy"
-        log.warning("strategy %s returned %r, which is not legal here", name, outcome.value)
-    elif outcome.finished:
-        log.error("strategy %s failed: %r", name, outcome.error)
-        log.debug("strategy failure", exc_info=outcome.error)
-    if posted is not None and ok(posted):
-        return posted, "best so far" if not outcome.finished else "posted"
-    if posted is not None:
-        log.warning("strategy %s posted %r, which is not legal here", name, posted)
-    return fallback, "fallback"
-
-
-def _fallback_placement(state: GameState, cells: list[int]) -> int:
-    """A legal initial position with the most room around it (the first such)."""
-    return state.most_room(cells)[0]
-
-
-def _fallback_move(state: GameState, legal: list[Move]) -> Move:
-    """A legal move: half of the largest stack, towards the destination with the most room."""
-    sheep = state.sheep
-    biggest = max(sheep[m.cell] for m in legal)
-    best: Move | None = None
-    best_room = -1
-    for cell, direction, dst in state.slides():
-        if sheep[cell] != biggest:
-            continue
-        room = state.room(dst)
-        if room > best_room:
-            best, best_room = Move(cell, biggest // 2, direction), room
-    assert best is not None and best in legal
-    return best
 
 
 def _figures(budget: Budget) -> str:

@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from client.session import GameSession, GameSummary, TimeLimits
+from client.clock import TimeLimits
+from client.session import GameSession, GameSummary
 from client.tcp import ConnectOptions, play_tcp
 from state.game import UNKNOWN, GameState, Move
 from state.settings import get_setting

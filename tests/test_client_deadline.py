@@ -8,8 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from client.clock import TimeLimits
 from client.runner import SearchRunner
-from client.session import GameSession, TimeLimits
+from client.session import GameSession
 from state.game import GameState, Move
 from state.settings import get_setting
 from strategies.base import Budget, Strategy
@@ -171,7 +172,7 @@ async def test_a_bug_in_the_client_itself_does_not_lose_the_turn(
         raise KeyError("fallback bug")
 
     monkeypatch.setattr(client.session, "ingest", broken_ingest)
-    monkeypatch.setattr(client.session, "_fallback_move", broken_fallback)
+    monkeypatch.setattr(client.session, "fallback_move", broken_fallback)
     referee = Referee(3, seed=14, time_limit=LIMIT)
     sessions = [session(3, "greedy", seed=s) for s in range(1, 5)]
     result, _ = await run_game(referee, sessions)

@@ -11,7 +11,7 @@ import pytest
 
 import arena.config
 from client.cli import agent_setup, register
-from client.session import TimeLimits
+from client.clock import TimeLimits
 from strategies.base import ParameterError, Strategy
 from strategies.params import MAX_NESTING, ConfigError, load_agent_params
 from strategies.registry import make_strategy

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from bench.arena import random_reply
-from client.session import _fallback_placement, mask_hidden_counts
+from client.fallback import fallback_placement
 from protocol import PositionReply
 from state.belief import guess_counts, uniform_guess
 from state.boardgen import random_geometry
@@ -94,7 +94,7 @@ def test_every_mask_of_the_counts_agrees(game: int) -> None:
         for viewer in PLAYERS:
             wire = state.wire_sheep(viewer)
             wire_board = tuple(map(tuple, board))
-            client = mask_hidden_counts(setting, wire_board, tuple(map(tuple, full)), viewer)
+            client = mask_counts(setting, wire_board, tuple(map(tuple, full)), viewer)
             assert [list(col) for col in client] == wire
             assert [list(col) for col in mask_counts(setting, board, full, viewer)] == wire
             _owner, counts = read_observation(setting, board, full, viewer)
@@ -166,7 +166,7 @@ def test_most_room_is_the_placement_of_every_simple_player() -> None:
             assert all(state.room(c) == room[c] for c in cells)
             best = state.most_room(cells)
             assert best == [c for c in cells if room[c] == max(room.values())]
-            assert _fallback_placement(state, cells) == max(cells, key=room.__getitem__)
+            assert fallback_placement(state, cells) == max(cells, key=room.__getitem__)
             state.place(rng.choice(cells))
 
 

@@ -23,8 +23,9 @@ from typing import Any
 from arena.connections import Lobby
 from arena.referee import GameRecord
 from arena.server import ServerConfig, serve_open
+from client.clock import TimeLimits
 from client.mqtt import MqttOptions, play_mqtt
-from client.session import GameSession, GameSummary, TimeLimits
+from client.session import GameSession, GameSummary
 from client.tcp import ConnectOptions, play_tcp
 from client.ws import WsOptions, play_ws
 from state.settings import get_setting

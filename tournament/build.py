@@ -30,7 +30,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from client.session import TimeLimits
+from client.clock import TimeLimits
 from strategies.params import AgentParams, load_agent_params
 from tournament.entrants import play_command
 from tournament.runner import play_task

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from client.session import TimeLimits
+from client.clock import TimeLimits
 from strategies.base import ParameterError
 from strategies.params import AgentParams, ConfigError, load_agent_params
 from strategies.registry import make_strategy, parse_seat
