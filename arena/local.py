@@ -95,7 +95,7 @@ def sessions_for(
     return [GameSession(setting, strategy, limits) for strategy in strategies]
 
 
-async def play_sessions(
+def play_local(
     game: int,
     seed: int,
     strategies: Sequence[Strategy],
@@ -106,22 +106,13 @@ async def play_sessions(
 ) -> LocalGame:
     """One game of four strategies on the board of ``seed``, judged by the referee."""
     sessions = sessions_for(game, strategies, time_limit, grace)
-    seats = SessionSeats(sessions)
     referee = Referee(
-        seats, get_setting(game), seed, time_limit + grace, list(teams), listener=listener
+        SessionSeats(sessions),
+        get_setting(game),
+        seed,
+        time_limit + grace,
+        list(teams),
+        listener=listener,
     )
-    record = await referee.play()
+    record = asyncio.run(referee.play())
     return LocalGame(record, [s.stats.figures for s in sessions])
-
-
-def play_local(
-    game: int,
-    seed: int,
-    strategies: Sequence[Strategy],
-    time_limit: float,
-    teams: Sequence[int] = (1, 2, 3, 4),
-    listener: GameListener | None = None,
-    grace: float = GRACE,
-) -> LocalGame:
-    """``play_sessions`` for callers without an event loop."""
-    return asyncio.run(play_sessions(game, seed, strategies, time_limit, teams, listener, grace))
