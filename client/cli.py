@@ -33,6 +33,21 @@ DEFAULT_URLS = {
 }
 
 
+
+TEAM_MAX = 2**31 - 1
+"""Team ids go on the wire as a signed 32-bit integer; the course's are positive."""
+
+
+def team_id(text: str) -> int:
+    """An argparse type: a course team id, a whole number from 1 to ``TEAM_MAX``."""
+    try:
+        team = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"team id must be a whole number, not {text!r}") from None
+    if not 1 <= team <= TEAM_MAX:
+        raise argparse.ArgumentTypeError(f"team id must be from 1 to {TEAM_MAX}, not {team}")
+    return team
+
 def register(sub: Any) -> None:
     play: argparse.ArgumentParser = sub.add_parser(
         "play", help="play one game on a course-protocol server (TCP, WebSocket or MQTT)"
@@ -65,7 +80,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--game", type=int, choices=[1, 2, 3, 4], required=True, help="game setting")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=_port, default=8887)
-    p.add_argument("--team", type=int, default=1, help="team id sent on connect (default 1)")
+    p.add_argument("--team", type=team_id, default=1, help="team id sent on connect (default 1)")
     p.add_argument(
         "--transport",
         choices=TRANSPORTS,

@@ -103,3 +103,16 @@ def test_built_agent_plays_a_full_game(
     cells = sum(row.count(1) for row in result["final_map"])
     assert cells >= 2 and result["scores"][0] > 0  # it placed and moved
     assert not result["stalled"]
+
+
+@pytest.mark.parametrize("team", ["-3", "0", "2147483648", "seven"])
+def test_build_and_play_refuse_a_team_id_the_wire_cannot_carry(team: str) -> None:
+    for command in (["build", "--agent", "1", "--team", team], ["play", "--team", team]):
+        proc = subprocess.run(
+            [sys.executable, "-m", "battlesheep", *command],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert proc.returncode == 2
+        assert "team id must be" in proc.stderr and "Traceback" not in proc.stderr

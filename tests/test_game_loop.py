@@ -187,3 +187,11 @@ def test_bench_strength_command_plays_through_the_runner(tmp_path: Path) -> None
     assert figures["random+random+random.games"] == "4"
     assert float(figures["random+random+random.points_per_game"]) > 2.75
     assert figures["random+random+random.illegal_moves"] == "0"
+
+
+def test_bench_figures_are_plain_numbers(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench import print_figures
+
+    print_figures({"a": 131312.5, "b": 2.0, "c": 0.000012345, "d": 3.14159, "e": 1e12 + 0.5})
+    lines = capsys.readouterr().out.split()
+    assert lines == ["a=131312.5", "b=2", "c=0.000012345", "d=3.142", "e=1000000000000.5"]

@@ -86,3 +86,18 @@ def test_sprt_bounds_and_bad_input() -> None:
     assert sprt.upper == pytest.approx(2.944, abs=1e-3)
     with pytest.raises(ValueError, match="elo0 < elo1"):
         Sprt(5, 0)
+
+
+def test_rating_interval_stays_honest_at_a_perfect_score() -> None:
+    """One entrant won every comparison of 4 games: every bootstrap sample is the same,
+    yet 16 comparisons cannot pin a rating; the interval must have a width."""
+    game = [("a", "b", 1.0)] * 4
+    iv = rating_intervals(["a", "b"], [game] * 4, resamples=50)
+    a, b = iv["a"], iv["b"]
+    assert a.low < a.mean < a.high and b.low < b.mean < b.high
+    assert a.high - a.low > 200  # a few hundred Elo at the least, from 16 comparisons
+    assert a.mean > 0 > b.mean
+    # More games of the same kind narrow it.
+    wide = a.high - a.low
+    iv = rating_intervals(["a", "b"], [game] * 64, resamples=50)
+    assert iv["a"].high - iv["a"].low < wide

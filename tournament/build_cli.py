@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from client.cli import team_id
 from strategies.params import ConfigError
 from tournament.build import (
     BuildError,
@@ -23,7 +24,7 @@ from tournament.cli import error, quiet
 
 def _agent_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--agent", type=int, choices=[1, 2, 3, 4], required=True, help="game setting")
-    p.add_argument("--team", type=int, required=True, help="the team id the agent sends")
+    p.add_argument("--team", type=team_id, required=True, help="the team id the agent sends")
     p.add_argument("--params", metavar="FILE", help="parameter file (default params/agent<N>.toml)")
     p.add_argument("--out-dir", default="dist", metavar="DIR")
     p.add_argument("-v", "--verbose", action="count", default=0)

@@ -65,6 +65,29 @@ def pairwise_outcomes(
     return out
 
 
+def _comparisons(
+    names: Sequence[str], outcomes: Sequence[tuple[str, str, float]]
+) -> tuple[list[float], list[list[float]]]:
+    """Wins per entrant (the prior's half win included) and comparisons per pair."""
+    index = {n: i for i, n in enumerate(names)}
+    k = len(names)
+    wins = [PRIOR_GAMES / 2] * k
+    games = [[0.0] * k for _ in range(k)]
+    for a, b, s in outcomes:
+        i, j = index[a], index[b]
+        wins[i] += s
+        wins[j] += 1 - s
+        games[i][j] += 1
+        games[j][i] += 1
+    return wins, games
+
+
+PRIOR_GAMES = 1.0
+"""The prior: one draw of every entrant against a virtual average player (strength 1)."""
+
+ELO_PER_NATURAL = 400 / math.log(10)
+
+
 def bradley_terry(
     names: Sequence[str], outcomes: Sequence[tuple[str, str, float]], iterations: int = 200
 ) -> dict[str, float]:
@@ -73,26 +96,45 @@ def bradley_terry(
     A small prior (one draw against a virtual average player) keeps the
     ratings finite when an entrant won or lost everything.
     """
-    index = {n: i for i, n in enumerate(names)}
+    return {n: ELO_PER_NATURAL * math.log(s) for n, s in _strengths(names, outcomes, iterations)}
+
+
+def _strengths(
+    names: Sequence[str], outcomes: Sequence[tuple[str, str, float]], iterations: int
+) -> list[tuple[str, float]]:
+    wins, games = _comparisons(names, outcomes)
     k = len(names)
-    wins = [0.5] * k
-    games = [[0.0] * k for _ in range(k)]
-    for a, b, s in outcomes:
-        i, j = index[a], index[b]
-        wins[i] += s
-        wins[j] += 1 - s
-        games[i][j] += 1
-        games[j][i] += 1
     strength = [1.0] * k
     for _ in range(iterations):
         new = []
         for i in range(k):
-            denom = 1.0 / (strength[i] + 1.0)  # the virtual opponent of strength 1
+            denom = PRIOR_GAMES / (strength[i] + 1.0)  # the virtual opponent of strength 1
             denom += sum(games[i][j] / (strength[i] + strength[j]) for j in range(k) if j != i)
             new.append(wins[i] / denom)
         geo = math.exp(fmean(math.log(s) for s in new))
         strength = [s / geo for s in new]
-    return {n: 400 * math.log10(strength[index[n]]) for n in names}
+    return list(zip(names, strength, strict=True))
+
+
+def _curvature_halfwidths(
+    names: Sequence[str], outcomes: Sequence[tuple[str, str, float]], level: float
+) -> dict[str, float]:
+    """Half-widths (Elo) from the curvature of the prior-regularised likelihood at its
+    mode: the Fisher information of each rating, comparisons and the prior's virtual
+    draw included. Unlike a bootstrap, it stays wide when the data are all one way."""
+    strengths = dict(_strengths(names, outcomes, 200))
+    _, games = _comparisons(names, outcomes)
+    z = _NORMAL.inv_cdf(0.5 + level / 2)
+    out = {}
+    for i, name in enumerate(names):
+        si = strengths[name]
+        info = PRIOR_GAMES * si / (si + 1.0) ** 2
+        for j, other in enumerate(names):
+            sj = strengths[other]
+            if j != i and games[i][j]:
+                info += games[i][j] * si * sj / (si + sj) ** 2
+        out[name] = z * ELO_PER_NATURAL / math.sqrt(info)
+    return out
 
 
 def rating_intervals(
@@ -102,9 +144,13 @@ def rating_intervals(
     resamples: int = 200,
     seed: int = 0,
 ) -> dict[str, Interval]:
-    """Bradley-Terry Elo with percentile bootstrap intervals, resampling whole games."""
+    """Bradley-Terry Elo with intervals that cover both the percentile bootstrap (whole
+    games resampled, so the six comparisons of a game stay together) and the likelihood's
+    curvature (honest when an entrant won or lost every comparison, where every
+    bootstrap sample is the same and the bootstrap interval has no width)."""
     flat = [o for g in games for o in g]
     point = bradley_terry(names, flat)
+    halves = _curvature_halfwidths(names, flat, level)
     rng = random.Random(seed)
     draws: dict[str, list[float]] = {n: [] for n in names}
     for _ in range(resamples if len(games) > 1 else 0):
@@ -119,6 +165,8 @@ def rating_intervals(
             continue
         lo = values[int((1 - level) / 2 * (len(values) - 1))]
         hi = values[int((1 + level) / 2 * (len(values) - 1))]
+        lo = min(lo, point[name] - halves[name])
+        hi = max(hi, point[name] + halves[name])
         out[name] = Interval(point[name], lo, hi, len(games))
     return out
 
