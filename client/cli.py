@@ -33,7 +33,6 @@ DEFAULT_URLS = {
 }
 
 
-
 TEAM_MAX = 2**31 - 1
 """Team ids go on the wire as a signed 32-bit integer; the course's are positive."""
 
@@ -47,6 +46,7 @@ def team_id(text: str) -> int:
     if not 1 <= team <= TEAM_MAX:
         raise argparse.ArgumentTypeError(f"team id must be from 1 to {TEAM_MAX}, not {team}")
     return team
+
 
 def register(sub: Any) -> None:
     play: argparse.ArgumentParser = sub.add_parser(
