@@ -23,16 +23,15 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from rich.progress import Progress
 from rich.table import Table
 
-from arena.config import ConfigError
+from arena.config import ConfigError, ServerConfig
 from arena.players import ProcessPlayer
 from arena.replay import write_replay
-from arena.results import SeatTally, append_result
-from arena.server import GamePlan, ServerConfig, play_single
+from arena.results import GameResult, SeatTally, append_result
+from arena.server import GamePlan, play_single
 
 FIRST_TEAM = 101
 
@@ -124,10 +123,10 @@ class EntrantStats(SeatTally):
     entrant: Entrant
 
 
-def tally(entrants: Sequence[Entrant], results: Sequence[dict[str, Any]]) -> list[EntrantStats]:
+def tally(entrants: Sequence[Entrant], results: Sequence[GameResult]) -> list[EntrantStats]:
     stats = [EntrantStats(entrant=e) for e in entrants]
     for result in results:
-        for index, entrant in enumerate(seating(result["index"])):
+        for index, entrant in enumerate(seating(result.index)):
             stats[entrant].add(result, index)
     return stats
 
@@ -197,15 +196,13 @@ def plan_game(options: MatchOptions, k: int) -> GamePlan:
     )
 
 
-async def run_match(
-    options: MatchOptions, progress: Progress | None = None
-) -> list[dict[str, Any]]:
+async def run_match(options: MatchOptions, progress: Progress | None = None) -> list[GameResult]:
     config = ServerConfig(
         port=0, time_limit=options.time_limit, connect_timeout=options.connect_timeout
     )
     gate = asyncio.Semaphore(max(1, options.jobs))
     task_id = progress.add_task("games", total=options.games) if progress else None
-    results: list[dict[str, Any]] = []
+    results: list[GameResult] = []
 
     async def one(k: int) -> None:
         async with gate:
@@ -214,11 +211,9 @@ async def run_match(
         if options.results is not None:
             append_result(options.results, result)
         if options.record is not None:
-            write_replay(
-                options.record / f"game{k + 1}-seed{result['seed']}.msgpack", record, result
-            )
+            write_replay(options.record / f"game{k + 1}-seed{result.seed}.msgpack", record, result)
         if progress is not None and task_id is not None:
             progress.advance(task_id)
 
     await asyncio.gather(*(one(k) for k in range(options.games)))
-    return sorted(results, key=lambda r: r["index"])
+    return sorted(results, key=lambda r: r.index)

@@ -70,16 +70,16 @@ def play_record(seed: int, seats: list[str], move_time: float) -> GameRecord:
 
 def record_of_replay(path: Path) -> GameRecord:
     replay = read_replay(path)
-    if int(replay["game"]) != 3:
-        raise ValueError(f"{path} is a game-{replay['game']} replay, not game 3")
+    if replay.game != 3:
+        raise ValueError(f"{path} is a game-{replay.game} replay, not game 3")
     geometry = initial_state(replay).geometry
     n = geometry.size
     plays: list[tuple[int, str, int, int, int]] = []
-    for e in replay["events"]:
-        kind = str(e["kind"])
-        cell = int(e["x"]) * n + int(e["y"]) if kind in ("place", "move") else -1
-        split, direction = (int(e["split"]), int(e["dir"])) if kind == "move" else (0, 0)
-        plays.append((int(e["seat"]), kind, cell, split, direction))
+    for e in replay.events:
+        kind = e.kind
+        cell = e.x * n + e.y if kind in ("place", "move") else -1
+        split, direction = (e.split, e.dir) if kind == "move" else (0, 0)
+        plays.append((e.seat, kind, cell, split, direction))
     return GameRecord(geometry, plays)
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from arena.config import ConfigError
 from arena.match import ci95, parse_entrants, seating, tally
+from arena.results import read_results
 from tests.arena_support import TEMPLATE
 
 BATTLESHEEP = [sys.executable, "-m", "battlesheep"]
@@ -71,15 +72,15 @@ def test_match_with_template_and_sample_players(tmp_path: Path) -> None:
         timeout=90,
     )
     assert proc.returncode == 0, proc.stderr
-    rows = [json.loads(line) for line in results.read_text().splitlines()]
-    assert sorted(r["index"] for r in rows) == [0, 1, 2, 3]
+    rows = read_results(results)
+    assert sorted(r.index for r in rows) == [0, 1, 2, 3]
     for row in rows:
-        k = row["index"]
-        assert row["seed"] == 3  # one board, played from all four seats
-        assert row["teams"] == [101 + e for e in seating(k)]
-        assert row["late"] == [0, 0, 0, 0] and row["illegal"] == [0, 0, 0, 0]
-        assert row["disconnects"] == [0, 0, 0, 0]
-    assert len({json.dumps(r["final_map"]) for r in rows}) > 1  # real, different games
+        k = row.index
+        assert row.seed == 3  # one board, played from all four seats
+        assert row.teams == [101 + e for e in seating(k)]
+        assert row.late == [0, 0, 0, 0] and row.illegal == [0, 0, 0, 0]
+        assert row.disconnects == [0, 0, 0, 0]
+    assert len({json.dumps(r.final_map) for r in rows}) > 1  # real, different games
     entrants = parse_entrants(f"{template},{template} --seed 5,random,greedy", 1.0)
     stats = tally(entrants, rows)
     assert all(len(s.points) == 4 for s in stats)
@@ -127,12 +128,12 @@ def test_sample_players_play_every_setting_via_serve(tmp_path: Path) -> None:
         )
         assert proc.returncode == 0, proc.stderr
         assert "winner" in proc.stdout
-    rows = [json.loads(line) for line in results.read_text().splitlines()]
-    assert [r["game"] for r in rows] == [2, 3]
+    rows = read_results(results)
+    assert [r.game for r in rows] == [2, 3]
     for row in rows:
-        assert row["illegal"] == [0, 0, 0, 0] and row["late"] == [0, 0, 0, 0]
-        assert row["disconnects"] == [0, 0, 0, 0] and row["absent"] == [0, 0, 0, 0]
-        assert row["moves"] > 20
+        assert row.illegal == [0, 0, 0, 0] and row.late == [0, 0, 0, 0]
+        assert row.disconnects == [0, 0, 0, 0] and row.absent == [0, 0, 0, 0]
+        assert row.moves > 20
 
 
 def test_bench_arena_prints_its_figures() -> None:

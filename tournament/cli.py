@@ -182,10 +182,10 @@ def _live_standings(names: list[str], progress: RunProgress) -> Table:
         table.add_column(column, justify="left" if column == "entrant" else "right")
     sums: dict[str, list[float]] = {n: [0, 0.0, 0.0] for n in names}
     for result in progress.results:
-        for seat, name in enumerate(result["entrants"]):
+        for seat, name in enumerate(result.entrants or []):
             sums[name][0] += 1
-            sums[name][1] += result["points"][seat]
-            sums[name][2] += result["scores"][seat]
+            sums[name][1] += result.points[seat]
+            sums[name][2] += result.scores[seat]
     for name in sorted(names, key=lambda n: -sums[n][1] / max(1, sums[n][0])):
         n, pts, score = sums[name]
         table.add_row(
@@ -261,7 +261,7 @@ def report(tournament: Tournament, outcome: Outcome, args: argparse.Namespace, l
     )
     out.print(standings_table(rows, title))
     out.print(pairwise_table(names, pairwise(names, outcome.results)))
-    total_points = sum(sum(r["points"]) for r in outcome.results)
+    total_points = sum(sum(r.points) for r in outcome.results)
     out.print(f"points given: {total_points:g} in {len(outcome.results)} games")
     if outcome.sprt is not None:
         sprt = outcome.sprt
@@ -396,7 +396,7 @@ def main_submission(args: argparse.Namespace) -> int:
     result = check_game(exe, args.agent, args.team, args.check_time_limit, logs)
     print(
         f"check game (setting {args.agent}, {args.check_time_limit:g} s/move): scores"
-        f" {result['scores']}, points {result['points']}; logs in {logs}"
+        f" {result.scores}, points {result.points}; logs in {logs}"
     )
     problems = check_problems(result)
     if problems:

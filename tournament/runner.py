@@ -1,8 +1,8 @@
 """Where a tournament's games are played: local worker processes or a Dask cluster.
 
 Each game is one task: ``play_task`` starts an arena server on an ephemeral
-port and the four player processes, plays, and returns the arena's result
-dict (``arena/results.py``) with the entrants' names added. A runner yields
+port and the four player processes, plays, and returns the arena's
+``GameResult`` (``arena/results.py``) with the entrants' names and seats. A runner yields
 results as they finish, in any order; the game index in each result says
 which game it was.
 
@@ -27,8 +27,10 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from pathlib import Path
 from typing import Any, Protocol
 
+from arena.config import ServerConfig
 from arena.players import ProcessPlayer
-from arena.server import GamePlan, ServerConfig, play_single
+from arena.results import GameResult
+from arena.server import GamePlan, play_single
 from tournament.schedule import GameTask
 
 logger = logging.getLogger(__name__)
@@ -37,7 +39,7 @@ RETRIES = 2
 """Times a game whose Dask worker was lost is rerun elsewhere."""
 
 
-def play_task(task: GameTask) -> dict[str, Any]:
+def play_task(task: GameTask) -> GameResult:
     """Play one game; runs in a worker process (or a Dask worker)."""
     log_dir = Path(task.log_dir)
     players = [
@@ -57,9 +59,7 @@ def play_task(task: GameTask) -> dict[str, Any]:
     )
     config = ServerConfig(port=0, time_limit=task.time_limit, connect_timeout=task.connect_timeout)
     _, result = asyncio.run(play_single(plan, config))
-    result["entrants"] = list(task.names)
-    result["seats"] = list(task.seats)
-    return result
+    return result.with_entrants(list(task.names), list(task.seats))
 
 
 def _file_safe(name: str) -> str:
@@ -67,7 +67,7 @@ def _file_safe(name: str) -> str:
 
 
 class Runner(Protocol):
-    def results(self, tasks: Iterable[GameTask]) -> Iterator[dict[str, Any]]:
+    def results(self, tasks: Iterable[GameTask]) -> Iterator[GameResult]:
         """Results of the tasks as they finish; stopping the iteration cancels the rest."""
         ...
 
@@ -91,8 +91,8 @@ class LocalRunner:
         method = "forkserver" if os.name == "posix" else "spawn"
         self.pool = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context(method))
 
-    def results(self, tasks: Iterable[GameTask]) -> Iterator[dict[str, Any]]:
-        pending: set[Future[dict[str, Any]]] = set()
+    def results(self, tasks: Iterable[GameTask]) -> Iterator[GameResult]:
+        pending: set[Future[GameResult]] = set()
         source = iter(tasks)
         try:
             while True:
@@ -137,7 +137,7 @@ class DaskRunner:
             self.client = self.dask.Client(self.cluster)
         logger.info("dask scheduler %s", self.client.scheduler.address)
 
-    def results(self, tasks: Iterable[GameTask]) -> Iterator[dict[str, Any]]:
+    def results(self, tasks: Iterable[GameTask]) -> Iterator[GameResult]:
         run = uuid.uuid4().hex[:12]  # keys must not collide with other runs on a shared cluster
         futures = [
             self.client.submit(
