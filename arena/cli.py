@@ -124,6 +124,25 @@ def _listen_config(args: argparse.Namespace) -> tuple[str, int, tuple[str, ...],
     return args.bind, args.port, others, bool(args.players)
 
 
+def _serve_options(args: argparse.Namespace, game: int) -> ServeOptions:
+    """``serve``'s options and its server's configuration, validated (ValueError if not)."""
+    host, port, listen, tcp = _listen_config(args)
+    return ServeOptions(
+        game=game,
+        games=args.games,
+        seed=args.seed,
+        server=ServerConfig(
+            host=host,
+            port=port,
+            time_limit=args.time_limit,
+            connect_timeout=args.connect_timeout,
+            listen=listen,
+            token=args.token,
+            tcp=tcp,
+        ),
+    )
+
+
 def run_serve(args: argparse.Namespace) -> int:
     _quiet(args)
     if args.listen and not args.players:
@@ -133,20 +152,7 @@ def run_serve(args: argparse.Namespace) -> int:
         game = args.game if args.game is not None else players.game
         if game is None:
             raise ConfigError(f"{args.players} has no 9th line with the setting; give --game")
-        host, port, listen, _ = _listen_config(args)
-        options = ServeOptions(
-            game=game,
-            games=args.games,
-            seed=args.seed,
-            server=ServerConfig(
-                host=host,
-                port=port,
-                time_limit=args.time_limit,
-                connect_timeout=args.connect_timeout,
-                listen=listen,
-                token=args.token,
-            ),
-        )
+        options = _serve_options(args, game)
     except ValidationError as exc:
         return _option_error(exc)
     except (ConfigError, ValueError) as exc:
@@ -222,21 +228,7 @@ def run_open(args: argparse.Namespace) -> int:
     try:
         if args.game is None:
             raise ConfigError("--game is needed when the players are not given by --players")
-        host, port, listen, tcp = _listen_config(args)
-        options = ServeOptions(
-            game=args.game,
-            games=args.games,
-            seed=args.seed,
-            server=ServerConfig(
-                host=host,
-                port=port,
-                time_limit=args.time_limit,
-                connect_timeout=args.connect_timeout,
-                listen=listen,
-                token=args.token,
-                tcp=tcp,
-            ),
-        )
+        options = _serve_options(args, args.game)
     except ValidationError as exc:
         return _option_error(exc)
     except (ConfigError, ValueError) as exc:
