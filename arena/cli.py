@@ -14,13 +14,19 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from arena.config import ConfigError, ServeOptions, default_input, read_input_file
+from arena.config import (
+    ConfigError,
+    ServeOptions,
+    ServerConfig,
+    default_input,
+    read_input_file,
+)
 from arena.connections import Lobby
 from arena.players import ProcessPlayer
 from arena.referee import GameRecord
 from arena.replay import ReplayError, read_replay, replay_lines, write_replay
-from arena.results import append_result, course_lines
-from arena.server import GamePlan, ServerConfig, game_seeds, serve_games, serve_open
+from arena.results import GameResult, append_result, course_lines
+from arena.server import GamePlan, game_seeds, serve_games, serve_open
 from arena.viewer import cli as viewer_cli
 from protocol.endpoints import parse_endpoint
 
@@ -86,6 +92,11 @@ def _error(message: str) -> int:
     return 2
 
 
+def _option_error(exc: ValidationError) -> int:
+    err = exc.errors()[0]
+    return _error(f"--{str(err['loc'][-1]).replace('_', '-')}: {err['msg']}")
+
+
 def _quiet(args: argparse.Namespace) -> None:
     """Without -v the server logs warnings only: faults, intruders, lost turns."""
     if not args.verbose:
@@ -106,6 +117,25 @@ def _listen_config(args: argparse.Namespace) -> tuple[str, int, tuple[str, ...],
     return args.bind, args.port, others, bool(args.players)
 
 
+def _serve_options(args: argparse.Namespace, game: int) -> ServeOptions:
+    """``serve``'s options and its server's configuration, validated (ValueError if not)."""
+    host, port, listen, tcp = _listen_config(args)
+    return ServeOptions(
+        game=game,
+        games=args.games,
+        seed=args.seed,
+        server=ServerConfig(
+            host=host,
+            port=port,
+            time_limit=args.time_limit,
+            connect_timeout=args.connect_timeout,
+            listen=listen,
+            token=args.token,
+            tcp=tcp,
+        ),
+    )
+
+
 def run_serve(args: argparse.Namespace) -> int:
     _quiet(args)
     if args.listen and not args.players:
@@ -115,20 +145,11 @@ def run_serve(args: argparse.Namespace) -> int:
         game = args.game if args.game is not None else players.game
         if game is None:
             raise ConfigError(f"{args.players} has no 9th line with the setting; give --game")
-        options = ServeOptions(
-            game=game,
-            bind=args.bind,
-            port=args.port,
-            games=args.games,
-            time_limit=args.time_limit,
-            seed=args.seed,
-            connect_timeout=args.connect_timeout,
-        )
-    except ConfigError as exc:
-        return _error(str(exc))
+        options = _serve_options(args, game)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        return _error(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}")
+        return _option_error(exc)
+    except (ConfigError, ValueError) as exc:
+        return _error(str(exc))
     if not args.players:
         print("player 1 is the project's agent (battlesheep play); players 2-4 are the sample")
         print("players random, greedy and random (battlesheep sample)")
@@ -146,7 +167,7 @@ def run_serve(args: argparse.Namespace) -> int:
                     game=options.game,
                     log_path=logs / f"game{k + 1}-seat{seat}-team{entry.team}.log",
                     cwd=players.base_dir,
-                    time_limit=options.time_limit,
+                    time_limit=options.server.time_limit,
                 )
                 for seat, entry in enumerate(players.players, start=1)
             ],
@@ -154,52 +175,41 @@ def run_serve(args: argparse.Namespace) -> int:
         )
         for k, seed in enumerate(game_seeds(options.seed, options.games))
     ]
-    try:
-        host, port, listen, _ = _listen_config(args)
-    except (ConfigError, ValueError) as exc:
-        return _error(str(exc))
-    config = ServerConfig(
-        host=host,
-        port=port,
-        time_limit=options.time_limit,
-        connect_timeout=options.connect_timeout,
-        handshake_timeout=options.handshake_timeout,
-        listen=listen,
-        token=args.token,
-    )
-
+    config = options.server
     on_game = _game_reporter(args, options.games)
 
     def on_listening(port: int) -> None:
-        print(f"listening on {options.bind}:{port}; player logs in {logs}", file=sys.stderr)
+        print(f"listening on {config.host}:{port}; player logs in {logs}", file=sys.stderr)
 
     try:
         asyncio.run(
             viewer_cli.watched(
-                args, config, lambda: serve_games(teams, plans, config, on_game, on_listening)
+                args,
+                config,
+                lambda watched: serve_games(teams, plans, watched, on_game, on_listening),
             )
         )
     except OSError as exc:
         if exc.filename:  # a results, record or log path, not the socket
             return _error(f"cannot write {exc.filename}: {exc.strerror or exc}")
-        return _error(f"cannot listen on {options.bind}:{options.port}: {exc.strerror or exc}")
+        return _error(f"cannot listen on {config.host}:{config.port}: {exc.strerror or exc}")
     return 0
 
 
 def _game_reporter(
     args: argparse.Namespace, games: int
-) -> Callable[[GameRecord, dict[str, Any]], None]:
+) -> Callable[[GameRecord, GameResult], None]:
     """After each game: the course's result lines, and --results / --record files."""
 
-    def on_game(record: GameRecord, result: dict[str, Any]) -> None:
+    def on_game(record: GameRecord, result: GameResult) -> None:
         if games > 1:
-            print(f"game {result['index'] + 1} (setting {result['game']}, seed {result['seed']})")
+            print(f"game {result.index + 1} (setting {result.game}, seed {result.seed})")
         for line in course_lines(result):
             print(line)
         if args.results:
             append_result(args.results, result)
         if args.record:
-            name = f"game{result['index'] + 1}-g{result['game']}-seed{result['seed']}.msgpack"
+            name = f"game{result.index + 1}-g{result.game}-seed{result.seed}.msgpack"
             write_replay(Path(args.record) / name, record, result)
         sys.stdout.flush()
 
@@ -211,34 +221,15 @@ def run_open(args: argparse.Namespace) -> int:
     try:
         if args.game is None:
             raise ConfigError("--game is needed when the players are not given by --players")
-        host, port, listen, tcp = _listen_config(args)
-        options = ServeOptions(
-            game=args.game,
-            bind=host,
-            port=port,
-            games=args.games,
-            time_limit=args.time_limit,
-            seed=args.seed,
-            connect_timeout=args.connect_timeout,
-        )
+        options = _serve_options(args, args.game)
+    except ValidationError as exc:
+        return _option_error(exc)
     except (ConfigError, ValueError) as exc:
-        if isinstance(exc, ValidationError):
-            err = exc.errors()[0]
-            return _error(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}")
         return _error(str(exc))
-    config = ServerConfig(
-        host=options.bind,
-        port=options.port,
-        time_limit=options.time_limit,
-        connect_timeout=options.connect_timeout,
-        handshake_timeout=options.handshake_timeout,
-        listen=listen,
-        token=args.token,
-        tcp=tcp,
-    )
+    config = options.server
 
     def on_listening(lobby: Lobby) -> None:
-        where = [f"tcp://{options.bind}:{lobby.port}"] if tcp else []
+        where = [f"tcp://{config.host}:{lobby.port}"] if config.tcp else []
         where += [listener.url for listener in lobby.listeners]
         print(
             f"listening on {', '.join(where)}; waiting for four players (seated by team id)",
@@ -252,7 +243,9 @@ def run_open(args: argparse.Namespace) -> int:
     try:
         asyncio.run(
             viewer_cli.watched(
-                args, config, lambda: serve_open(options.game, seeds, config, on_game, on_listening)
+                args,
+                config,
+                lambda watched: serve_open(options.game, seeds, watched, on_game, on_listening),
             )
         )
     except OSError as exc:

@@ -1,4 +1,4 @@
-"""The course's ``input.txt``, the server's options, and player command lines.
+"""The course's ``input.txt``, the server's configuration, and player command lines.
 
 ``input.txt`` (RULES.md section 5): four pairs of lines, a team id then the
 command that starts that team's player, for seats 1 to 4, then the game
@@ -19,8 +19,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SkipValidation,
+    ValidationError,
+    field_validator,
+)
 
+from arena.referee import GameListener
 from state.settings import PLAYERS
 from strategies.params import ConfigError as ConfigError  # the one bad-configuration error
 
@@ -63,19 +71,41 @@ class InputFile(BaseModel):
         return [p.team for p in self.players]
 
 
+class ServerConfig(BaseModel):
+    """How the server runs its games: where it listens, the clock, the viewer.
+
+    ``battlesheep serve`` builds it from the command line (``ServeOptions.server``);
+    match, tournament and bench build it directly.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=0, ge=0, le=65535)
+    time_limit: float = Field(default=3.0, gt=0, le=3600)
+    connect_timeout: float = Field(default=20.0, gt=0)
+    handshake_timeout: float = Field(default=2.0, gt=0)
+    exit_grace: float = Field(default=2.0, ge=0)
+    """Seconds a player has to exit after the game-over header."""
+    listener: SkipValidation[GameListener | None] = None
+    """Watches every game (the viewer of ``--http``)."""
+    listen: tuple[str, ...] = ()
+    """ws:// and mqtt:// URLs the players may also come in by (``arena.listeners``)."""
+    token: str | None = None
+    """The shared secret WebSocket and MQTT players must present."""
+    tcp: bool = True
+    """Whether the course's TCP socket (host, port) listens."""
+
+
 class ServeOptions(BaseModel):
-    """What ``battlesheep serve`` was asked to do, validated."""
+    """What ``battlesheep serve`` was asked to do, validated: which games, on which server."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     game: int = Field(ge=1, le=4)
-    bind: str = "127.0.0.1"
-    port: int = Field(default=8887, ge=0, le=65535)
     games: int = Field(default=1, ge=1)
-    time_limit: float = Field(default=3.0, gt=0, le=3600)
     seed: int | None = None
-    connect_timeout: float = Field(default=20.0, gt=0)
-    handshake_timeout: float = Field(default=2.0, gt=0)
+    server: ServerConfig = ServerConfig()
 
 
 def parse_input_text(

@@ -34,7 +34,12 @@ key                 value
 ``search``          in-process games only: per seat, the mean search figures per
                     move (``iterations``, ``depth``, ... as the strategy reports
                     them, ``time_used``), ``time_used_max`` and ``moves``
+``entrants``        tournaments only: entrant names by seat
+``seats``           tournaments only: entrant indices by seat
 ==================  =========================================================
+
+Each line is a ``GameResult``: ``result_of`` makes it from a finished game,
+``append_result`` writes it, ``read_results`` reads a file back.
 """
 
 from __future__ import annotations
@@ -44,36 +49,68 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, ValidationError
+
 from arena.referee import GameRecord
 from state.scoring import ranked_results, ranks, tournament_points
 
-RESULT_KEYS = (
-    "index",
-    "game",
-    "seed",
-    "teams",
-    "final_map",
-    "final_sheep",
-    "scores",
-    "exact_scores",
-    "results",
-    "points",
-    "ranks",
-    "illegal",
-    "late",
-    "stale",
-    "disconnects",
-    "absent",
-    "protocol_errors",
-    "moves",
-    "seat_moves",
-    "passes",
-    "turns",
-    "stalled",
-    "time_limit",
-    "duration_s",
-    "move_time_max_s",
-)
+
+class ResultsError(ValueError):
+    """A results-file line that is not one game's result."""
+
+
+class GameResult(BaseModel):
+    """One game's result: a results-file line (the keys of the table above, in that order).
+
+    A tournament also gives ``entrants`` (names by seat) and ``seats`` (entrant
+    indices by seat); they are left out of the file when not given.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    index: int
+    game: int
+    seed: int
+    teams: list[int]
+    final_map: list[list[int]]
+    final_sheep: list[list[int]]
+    scores: list[int]
+    exact_scores: list[float]
+    results: list[float]
+    points: list[float]
+    ranks: list[int]
+    illegal: list[int]
+    late: list[int]
+    stale: list[int]
+    disconnects: list[int]
+    absent: list[int]
+    protocol_errors: list[int]
+    moves: int
+    seat_moves: list[int]
+    passes: list[int]
+    turns: int
+    stalled: bool
+    time_limit: float
+    duration_s: float
+    move_time_max_s: list[float | None]
+    entrants: list[str] | None = None
+    seats: list[int] | None = None
+    search: list[dict[str, float]] | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """The results-file object (``entrants``, ``seats``, ``search`` only when given)."""
+        optional = {k for k in OPTIONAL_KEYS if getattr(self, k) is None}
+        return self.model_dump(mode="json", exclude=optional)
+
+    def with_entrants(self, entrants: list[str], seats: list[int]) -> GameResult:
+        """The same result with a tournament's entrant names and indices by seat."""
+        return GameResult.model_validate(
+            {**self.model_dump(), "entrants": list(entrants), "seats": list(seats)}
+        )
+
+
+OPTIONAL_KEYS = ("entrants", "seats", "search")
+RESULT_KEYS = tuple(k for k in GameResult.model_fields if k not in OPTIONAL_KEYS)
 
 
 @dataclass(kw_only=True)
@@ -87,48 +124,51 @@ class SeatTally:
     late: int = 0
     disconnects: int = 0
 
-    def add(self, result: dict[str, Any], index: int) -> None:
+    def add(self, result: GameResult, index: int) -> None:
         """Count the seat of 0-based ``index`` in one game's results."""
-        self.points.append(result["points"][index])
-        self.scores.append(result["scores"][index])
-        self.places[result["ranks"][index] - 1] += 1
-        self.illegal += result["illegal"][index]
-        self.late += result["late"][index]
-        self.disconnects += result["disconnects"][index]
+        self.points.append(result.points[index])
+        self.scores.append(result.scores[index])
+        self.places[result.ranks[index] - 1] += 1
+        self.illegal += result.illegal[index]
+        self.late += result.late[index]
+        self.disconnects += result.disconnects[index]
 
 
-def result_of(record: GameRecord, index: int = 0) -> dict[str, Any]:
+def result_of(
+    record: GameRecord, index: int = 0, search: list[dict[str, float]] | None = None
+) -> GameResult:
     state = record.state
     scores = state.scores()
     ranked = ranked_results(record.setting, scores)
     stats = record.stats
-    return {
-        "index": index,
-        "game": record.setting.game,
-        "seed": record.seed,
-        "teams": list(record.teams),
-        "final_map": state.wire_map(),
-        "final_sheep": state.wire_sheep(),
-        "scores": scores,
-        "exact_scores": state.exact_scores(),
-        "results": ranked,
-        "points": tournament_points(ranked),
-        "ranks": ranks(ranked),
-        "illegal": [s.illegal for s in stats],
-        "late": [s.late for s in stats],
-        "stale": [s.stale for s in stats],
-        "disconnects": [s.disconnects for s in stats],
-        "absent": [s.absent for s in stats],
-        "protocol_errors": [s.protocol_errors for s in stats],
-        "moves": sum(1 for e in record.events if e.kind == "move"),
-        "seat_moves": _count_per_seat(record, "move"),
-        "passes": _count_per_seat(record, "pass"),
-        "turns": sum(1 for e in record.events if e.kind != "place"),
-        "stalled": record.stalled,
-        "time_limit": record.time_limit,
-        "duration_s": round(record.duration, 4),
-        "move_time_max_s": [round(max(s.move_times), 4) if s.move_times else None for s in stats],
-    }
+    return GameResult(
+        index=index,
+        game=record.setting.game,
+        seed=record.seed,
+        teams=list(record.teams),
+        final_map=state.wire_map(),
+        final_sheep=state.wire_sheep(),
+        scores=scores,
+        exact_scores=state.exact_scores(),
+        results=ranked,
+        points=tournament_points(ranked),
+        ranks=ranks(ranked),
+        illegal=[s.illegal for s in stats],
+        late=[s.late for s in stats],
+        stale=[s.stale for s in stats],
+        disconnects=[s.disconnects for s in stats],
+        absent=[s.absent for s in stats],
+        protocol_errors=[s.protocol_errors for s in stats],
+        moves=sum(1 for e in record.events if e.kind == "move"),
+        seat_moves=_count_per_seat(record, "move"),
+        passes=_count_per_seat(record, "pass"),
+        turns=sum(1 for e in record.events if e.kind != "place"),
+        stalled=record.stalled,
+        time_limit=record.time_limit,
+        duration_s=round(record.duration, 4),
+        move_time_max_s=[round(max(s.move_times), 4) if s.move_times else None for s in stats],
+        search=search,
+    )
 
 
 def _count_per_seat(record: GameRecord, kind: str) -> list[int]:
@@ -159,16 +199,16 @@ def _value(v: float) -> str:
     return f"{v:g}"
 
 
-def course_lines(result: dict[str, Any]) -> list[str]:
+def course_lines(result: GameResult) -> list[str]:
     """``player {seat}=team {team} : {result}`` per seat, then the winner line."""
-    teams, values = result["teams"], result["results"]
+    teams, values = result.teams, result.results
     lines = [
         f"player {seat}=team {team} : {_value(value)}"
         for seat, (team, value) in enumerate(zip(teams, values, strict=True), start=1)
     ]
     best = max(values)
     winners = [seat for seat, value in enumerate(values, start=1) if value == best]
-    if result["game"] == 4 and len(winners) == 2 and winners[1] - winners[0] == 2:
+    if result.game == 4 and len(winners) == 2 and winners[1] - winners[0] == 2:
         a, b = winners
         lines.append(
             f"winner: players {a} & {b}=teams {teams[a - 1]} & {teams[b - 1]} : {_value(best)}"
@@ -182,13 +222,37 @@ def course_lines(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-def append_result(path: str | Path, result: dict[str, Any]) -> None:
+def result_line(result: GameResult) -> str:
+    """One results-file line, without the newline."""
+    return json.dumps(result.as_json(), separators=(",", ":"))
+
+
+def append_result(path: str | Path, result: GameResult) -> None:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     with p.open("a", encoding="utf-8") as f:
-        f.write(json.dumps(result, separators=(",", ":")) + "\n")
+        f.write(result_line(result) + "\n")
 
 
-def read_results(path: str | Path) -> list[dict[str, Any]]:
+def parse_result(item: str | dict[str, Any], where: str) -> GameResult:
+    """A results-file line (text or its decoded object); ResultsError names ``where``."""
+    try:
+        if isinstance(item, str):
+            return GameResult.model_validate_json(item)
+        return GameResult.model_validate(item)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(part) for part in err["loc"])
+        if err["type"] == "json_invalid":
+            raise ResultsError(f"{where}: not JSON ({err['msg']})") from None
+        raise ResultsError(f"{where}: not a game result: {loc or 'line'}: {err['msg']}") from None
+
+
+def read_results(path: str | Path) -> list[GameResult]:
+    """Every game of a results file; ResultsError names the first bad line."""
     with Path(path).open(encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+        return [
+            parse_result(line, f"{path}, line {number}")
+            for number, line in enumerate(f, start=1)
+            if line.strip()
+        ]

@@ -14,19 +14,16 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from arena.config import ServerConfig
 from arena.connections import Lobby
 from arena.listeners import make_listeners
 from arena.players import Player
-from arena.referee import GameListener, GameRecord, Referee
-from arena.results import result_of
+from arena.referee import GameRecord, Referee
+from arena.results import GameResult, result_of
 from state.settings import get_setting
 
 logger = logging.getLogger(__name__)
-
-EXIT_GRACE = 2.0
-"""Seconds a player has to exit after the game-over header."""
 
 
 @dataclass(frozen=True)
@@ -38,24 +35,6 @@ class GamePlan:
     teams: Sequence[int]
     players: Sequence[Player]
     index: int = 0
-
-
-@dataclass
-class ServerConfig:
-    host: str = "127.0.0.1"
-    port: int = 0
-    time_limit: float = 3.0
-    connect_timeout: float = 20.0
-    handshake_timeout: float = 2.0
-    exit_grace: float = EXIT_GRACE
-    listener: GameListener | None = None
-    """Watches every game (the viewer of ``--http``)."""
-    listen: tuple[str, ...] = ()
-    """ws:// and mqtt:// URLs the players may also come in by (``arena.listeners``)."""
-    token: str | None = None
-    """The shared secret WebSocket and MQTT players must present."""
-    tcp: bool = True
-    """Whether the course's TCP socket (host, port) listens."""
 
 
 def make_lobby(teams: Sequence[int] | None, size: int, config: ServerConfig) -> Lobby:
@@ -71,7 +50,7 @@ def make_lobby(teams: Sequence[int] | None, size: int, config: ServerConfig) -> 
     )
 
 
-GameDone = Callable[[GameRecord, dict[str, Any]], None]
+GameDone = Callable[[GameRecord, GameResult], None]
 
 
 def game_seeds(seed: int | None, games: int) -> list[int]:
@@ -124,7 +103,7 @@ async def serve_games(
     config: ServerConfig,
     on_game: GameDone | None = None,
     on_listening: Callable[[int], None] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[GameResult]:
     """Play the plans one after the other on one listening socket; returns the results."""
     size = get_setting(plans[0].game).size if plans else 12
     lobby = make_lobby(teams, size, config)
@@ -144,7 +123,7 @@ async def serve_games(
     return results
 
 
-async def play_single(plan: GamePlan, config: ServerConfig) -> tuple[GameRecord, dict[str, Any]]:
+async def play_single(plan: GamePlan, config: ServerConfig) -> tuple[GameRecord, GameResult]:
     """One game on its own server (its own port when ``config.port`` is 0)."""
     lobby = make_lobby(plan.teams, get_setting(plan.game).size, config)
     await lobby.start()
@@ -161,7 +140,7 @@ async def serve_open(
     config: ServerConfig,
     on_game: GameDone | None = None,
     on_listening: Callable[[Lobby], None] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[GameResult]:
     """Games between players started elsewhere: no programs are started.
 
     The first four distinct team ids to connect (over any listener) are seated

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -54,7 +55,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         result: int = args.func(args)
+        sys.stdout.flush()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (``| head``). As the Python docs advise: point stdout at
+        # devnull so the flush at exit cannot fail again, and end as SIGPIPE would.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     return result

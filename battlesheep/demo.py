@@ -83,5 +83,5 @@ def run(args: argparse.Namespace) -> int:
     except ParameterError as exc:
         raise SystemExit(f"battlesheep: error: {exc}") from None
     game = play_local(args.game, seed, players, args.time_limit, listener=TurnPrinter())
-    print("points:", result_of(game.record)["points"])
+    print("points:", result_of(game.record).points)
     return 0

@@ -17,8 +17,9 @@ import struct
 import time
 from typing import Any
 
+from arena.config import ServerConfig
 from arena.players import Player, TaskPlayer
-from arena.server import GamePlan, ServerConfig, play_single
+from arena.server import GamePlan, play_single
 from protocol import (
     NEED_DATA,
     Board,
@@ -110,7 +111,7 @@ async def bench_arena(games: int, game: int, seed: int) -> dict[str, float]:
         plan = GamePlan(game=game, seed=seed + k, teams=TEAMS, players=players, index=k)
         record, result = await play_single(plan, config)
         overhead.extend(record.overhead)
-        moves += result["moves"]
+        moves += result.moves
     elapsed = time.perf_counter() - started
     overhead.sort()
 

@@ -66,12 +66,9 @@ def play_record(seed: int, seats: list[str], move_time: float) -> Plays:
 
 def record_of_replay(path: Path) -> Plays:
     replay = read_replay(path)
-    if int(replay["game"]) != 3:
-        raise ValueError(f"{path} is a game-{replay['game']} replay, not game 3")
-    events = (
-        (int(e["seat"]), str(e["kind"]), int(e["x"]), int(e["y"]), int(e["split"]), int(e["dir"]))
-        for e in replay["events"]
-    )
+    if replay.game != 3:
+        raise ValueError(f"{path} is a game-{replay.game} replay, not game 3")
+    events = ((e.seat, e.kind, e.x, e.y, e.split, e.dir) for e in replay.events)
     return _plays(initial_state(replay).geometry, events)
 
 

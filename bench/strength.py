@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from arena.results import SEARCH_KEYS, GameResult
 from bench import print_figures, quiet_games
 from state.settings import get_setting
 from strategies.base import ParameterError
@@ -86,11 +87,11 @@ def field_lineup(
     return entrants, (0, *(1 + distinct.index(s.strip()) for s in specs))
 
 
-def summarize(results: Sequence[dict[str, Any]], game: int) -> dict[str, float]:
+def summarize(results: Sequence[GameResult], game: int) -> dict[str, float]:
     """Points per game of the seat the measured strategy sat in, and its search figures."""
-    seats = [r["seats"].index(MEASURED) for r in results]
-    points = [r["points"][s] for r, s in zip(results, seats, strict=True)]
-    scores = [float(r["scores"][s]) for r, s in zip(results, seats, strict=True)]
+    seats = [measured_seats(r)[0] for r in results]
+    points = [r.points[s] for r, s in zip(results, seats, strict=True)]
+    scores = [float(r.scores[s]) for r, s in zip(results, seats, strict=True)]
     interval = mean_interval(points)
     out = {
         "games": float(len(results)),
@@ -98,14 +99,9 @@ def summarize(results: Sequence[dict[str, Any]], game: int) -> dict[str, float]:
         "ci95_low": interval.low,
         "ci95_high": interval.high,
         "score_per_game": sum(scores) / max(1, len(scores)),
-        "late_moves": 0.0,
-        "illegal_moves": 0.0,
+        "late_moves": float(sum(r.late[s] for r in results for s in measured_seats(r))),
+        "illegal_moves": float(sum(r.illegal[s] for r in results for s in measured_seats(r))),
     }
-    for r in results:
-        for seat, entrant in enumerate(r["seats"]):
-            if entrant == MEASURED:
-                out["late_moves"] += r["late"][seat]
-                out["illegal_moves"] += r["illegal"][seat]
     if get_setting(game).teams:
         # Partners share the pair's points: above the mean of 2.75 is a win.
         wins = mean_interval([1.0 if p > 2.75 else 0.5 if p == 2.75 else 0.0 for p in points])
@@ -116,17 +112,24 @@ def summarize(results: Sequence[dict[str, Any]], game: int) -> dict[str, float]:
     return out
 
 
-def _search(results: Sequence[dict[str, Any]], seats: Sequence[int]) -> dict[str, float]:
+def measured_seats(result: GameResult) -> list[int]:
+    """The 0-based seats the measured strategy sat in (two in a pair field)."""
+    assert result.seats is not None  # the runner names every game's entrants
+    return [seat for seat, entrant in enumerate(result.seats) if entrant == MEASURED]
+
+
+def _search(results: Sequence[GameResult], seats: Sequence[int]) -> dict[str, float]:
     """The measured seat's search figures per move, weighted by its moves in each game."""
-    figures = [r["search"][s] for r, s in zip(results, seats, strict=True) if r.get("search")]
+    figures = [r.search[s] for r, s in zip(results, seats, strict=True) if r.search]
     moves = sum(f["moves"] for f in figures)
     if not moves:
         return {}
     out: dict[str, float] = {}
-    for key in ("iterations", "nodes", "depth", "ab_depth", "ab_nodes", "time_used"):
+    for key in SEARCH_KEYS:
         weighted = [(f[key], f["moves"]) for f in figures if key in f]
         if weighted:
-            out[f"{key}_per_move"] = sum(v * n for v, n in weighted) / sum(n for _, n in weighted)
+            total = sum(n for _, n in weighted)
+            out[f"{key}_per_move"] = sum(v * n for v, n in weighted) / total
     out["time_used_max"] = max(f.get("time_used_max", 0.0) for f in figures)
     out["moves"] = moves
     return out

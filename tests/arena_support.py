@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from arena.config import ServerConfig
 from arena.players import Player, ProcessPlayer
 from arena.referee import GameRecord
 from arena.replay import final_state, replay_of
-from arena.server import GamePlan, ServerConfig, play_single
+from arena.results import GameResult
+from arena.server import GamePlan, play_single
 from state.scoring import flood_scores, ranked_results, tournament_points
 from state.settings import get_setting
 
@@ -59,7 +60,7 @@ async def play_template_game(
     delay: float = 0.0,
     time_limit: float = 0.3,
     extra: list[Player] | None = None,
-) -> tuple[GameRecord, dict[str, Any]]:
+) -> tuple[GameRecord, GameResult]:
     players = template_players(game, logs, faults, delay, seed) + (extra or [])
     plan = GamePlan(game=game, seed=seed, teams=TEAMS, players=players)
     config = ServerConfig(
@@ -68,22 +69,22 @@ async def play_template_game(
     return await play_single(plan, config)
 
 
-def check_game(record: GameRecord, result: dict[str, Any]) -> None:
+def check_game(record: GameRecord, result: GameResult) -> None:
     """The game ran to its end and is scored by the rules, recomputed from scratch."""
     state = record.state
-    assert state.is_terminal() or result["stalled"]
-    owner = [c for row in result["final_map"] for c in row]
+    assert state.is_terminal() or result.stalled
+    owner = [c for row in result.final_map for c in row]
     assert owner == state.owner
     scores = flood_scores(state.geometry, owner)
-    assert result["scores"] == scores
-    assert [round(s) for s in result["exact_scores"]] == scores
-    ranked = ranked_results(get_setting(result["game"]), scores)
-    assert result["results"] == ranked
-    assert result["points"] == tournament_points(ranked)
+    assert result.scores == scores
+    assert [round(s) for s in result.exact_scores] == scores
+    ranked = ranked_results(get_setting(result.game), scores)
+    assert result.results == ranked
+    assert result.points == tournament_points(ranked)
     # a three-way tie at the top shares 10/3 each, which floats do not sum to exactly 11
-    assert sum(result["points"]) == pytest.approx(11)
+    assert sum(result.points) == pytest.approx(11)
     # Every sheep is still on the board: 4 x the setting's sheep.
-    assert sum(c for row in result["final_sheep"] for c in row) == 4 * state.setting.sheep
+    assert sum(c for row in result.final_sheep for c in row) == 4 * state.setting.sheep
     # The recorded events replay to the same end.
     assert final_state(replay_of(record, result)).owner == state.owner
 

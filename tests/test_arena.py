@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from arena.config import ConfigError, command_argv, parse_input_text
 from arena.replay import final_state, read_replay, write_replay
-from arena.results import course_lines
+from arena.results import GameResult, course_lines, read_results
 from state.scoring import ranked_results, tournament_points
 from state.settings import get_setting
 from tests.arena_support import TEAMS, TEMPLATE, check_game, play_template_game, seat_log
@@ -24,18 +24,18 @@ REPO = Path(__file__).resolve().parents[1]
 async def test_full_game_of_each_setting(game: int, tmp_path: Path) -> None:
     record, result = await play_template_game(game, tmp_path, seed=game)
     check_game(record, result)
-    assert result["game"] == game and result["teams"] == TEAMS
+    assert result.game == game and result.teams == TEAMS
     for key in ("illegal", "late", "stale", "disconnects", "absent", "protocol_errors"):
-        assert result[key] == [0, 0, 0, 0], key
-    assert result["moves"] > 20
-    assert sum(result["seat_moves"]) == result["moves"] and min(result["seat_moves"]) > 0
+        assert getattr(result, key) == [0, 0, 0, 0], key
+    assert result.moves > 20
+    assert sum(result.seat_moves) == result.moves and min(result.seat_moves) > 0
     # no turn was lost, so every turn is a move or a pass; turns go round in seat
     # order, so the seats' turn counts differ by at most the unfinished last round
-    assert result["turns"] == result["moves"] + sum(result["passes"])
-    per_seat = [m + p for m, p in zip(result["seat_moves"], result["passes"], strict=True)]
+    assert result.turns == result.moves + sum(result.passes)
+    per_seat = [m + p for m, p in zip(result.seat_moves, result.passes, strict=True)]
     assert max(per_seat) - min(per_seat) <= 1, per_seat
     size = 15 if game == 2 else 12
-    assert len(result["final_map"]) == size and len(result["final_map"][0]) == size
+    assert len(result.final_map) == size and len(result.final_map[0]) == size
     for seat in range(1, 5):
         log = seat_log(tmp_path, seat)
         assert f"is player {seat}" in log
@@ -62,12 +62,12 @@ async def test_replay_round_trip(tmp_path: Path) -> None:
     path = write_replay(tmp_path / "game.msgpack", record, result)
     replay = read_replay(path)
     state = final_state(replay)
-    assert state.wire_map() == result["final_map"]
-    assert state.wire_sheep() == result["final_sheep"]  # true counts, game 3 included
-    assert state.scores() == result["scores"] == replay["scores"]
-    assert replay["points"] == result["points"]
-    assert len(replay["events"]) == len(record.events)
-    assert all(e["elapsed"] is not None for e in replay["events"] if e["kind"] == "move")
+    assert state.wire_map() == result.final_map
+    assert state.wire_sheep() == result.final_sheep  # true counts, game 3 included
+    assert state.scores() == result.scores == replay.scores
+    assert replay.points == result.points
+    assert len(replay.events) == len(record.events)
+    assert all(e.elapsed is not None for e in replay.events if e.kind == "move")
 
 
 def test_replay_command_prints_the_game(tmp_path: Path) -> None:
@@ -85,7 +85,7 @@ def test_replay_command_prints_the_game(tmp_path: Path) -> None:
     ).stdout
     assert "seat 1 (O, team 11) places at" in out
     assert " moves " in out
-    assert out.strip().splitlines()[-2].startswith("final scores: 1=" + str(result["scores"][0]))
+    assert out.strip().splitlines()[-2].startswith("final scores: 1=" + str(result.scores[0]))
     bad = tmp_path / "bad.msgpack"
     bad.write_bytes(b"\x93\x01\x02\x03")
     proc = subprocess.run(
@@ -142,16 +142,16 @@ def test_serve_command_the_course_way(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout.splitlines()
-    rows = [json.loads(line) for line in results.read_text().splitlines()]
-    assert [r["seed"] for r in rows] == [7, 8]
+    rows = read_results(results)
+    assert [r.seed for r in rows] == [7, 8]
     for row in rows:
-        assert row["game"] == 4  # --game overrides the 9th line
-        assert row["teams"] == TEAMS
+        assert row.game == 4  # --game overrides the 9th line
+        assert row.teams == TEAMS
         for seat, team in enumerate(TEAMS, start=1):
-            assert f"player {seat}=team {team} : {row['results'][seat - 1]:g}" in out
+            assert f"player {seat}=team {team} : {row.results[seat - 1]:g}" in out
         for key in ("final_map", "scores", "exact_scores", "points", "illegal", "late"):
-            assert len(row[key]) in (4, 12)
-        assert row["disconnects"] == [0, 0, 0, 0]
+            assert len(getattr(row, key)) in (4, 12)
+        assert row.disconnects == [0, 0, 0, 0]
     assert sum(1 for line in out if line.startswith("winner")) == 2
     # Player output goes to per-seat logs, never to the server's output.
     assert "placed at" not in proc.stdout + proc.stderr
@@ -160,7 +160,7 @@ def test_serve_command_the_course_way(tmp_path: Path) -> None:
     assert "placed at" in (tmp_path / "logs" / "game2-seat3-team13.log").read_text()
     replays = sorted((tmp_path / "rec").iterdir())
     assert len(replays) == 2
-    assert final_state(read_replay(replays[1])).scores() == rows[1]["scores"]
+    assert final_state(read_replay(replays[1])).scores() == rows[1].scores
 
 
 def test_embedded_default_match_plays_within_a_short_limit(tmp_path: Path) -> None:
@@ -177,10 +177,10 @@ def test_embedded_default_match_plays_within_a_short_limit(tmp_path: Path) -> No
         cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
-    (row,) = [json.loads(line) for line in results.read_text().splitlines()]
-    assert row["game"] == 1
-    assert row["late"] == [0, 0, 0, 0] and row["illegal"] == [0, 0, 0, 0]
-    assert sum(row["points"]) == pytest.approx(11)
+    (row,) = read_results(results)
+    assert row.game == 1
+    assert row.late == [0, 0, 0, 0] and row.illegal == [0, 0, 0, 0]
+    assert sum(row.points) == pytest.approx(11)
     assert "player 1 is the project's agent" in proc.stdout
 
 
@@ -213,6 +213,12 @@ def test_input_file_parsing() -> None:
     assert argv == [sys.executable, "player.py", "--port", "5", "--team", "9", "{x}"]
 
 
+def course_result(game: int, ranked: list[float]) -> GameResult:
+    """Just what ``course_lines`` reads of a result."""
+    fields: dict[str, Any] = {"game": game, "teams": TEAMS, "results": ranked}
+    return GameResult.model_construct(**fields)
+
+
 def test_scores_and_points_from_the_course_vector() -> None:
     from state.geometry import Geometry
     from state.scoring import flood_scores
@@ -225,7 +231,7 @@ def test_scores_and_points_from_the_course_vector() -> None:
     scores = flood_scores(geometry, owner)
     assert scores == [28, 14, 20, 28]
     ranked1 = ranked_results(get_setting(1), scores)
-    result = {"game": 1, "teams": TEAMS, "results": ranked1}
+    result = course_result(1, ranked1)
     assert tournament_points(ranked1) == [4.0, 1.0, 2.0, 4.0]
     assert course_lines(result) == [
         "player 1=team 11 : 28",
@@ -238,7 +244,7 @@ def test_scores_and_points_from_the_course_vector() -> None:
     ranked = ranked_results(get_setting(4), scores)
     assert ranked == [24.0, 21.0, 24.0, 21.0]
     assert tournament_points(ranked) == [4.0, 1.5, 4.0, 1.5]
-    lines = course_lines({"game": 4, "teams": TEAMS, "results": ranked})
+    lines = course_lines(course_result(4, ranked))
     assert lines[-1] == "winner: players 1 & 3=teams 11 & 13 : 24"
 
 
@@ -254,4 +260,4 @@ def test_scores_and_points_from_the_course_vector() -> None:
 def test_hand_built_ties(scores: list[int], points: list[float], winner: str) -> None:
     ranked = ranked_results(get_setting(1), scores)
     assert tournament_points(ranked) == points
-    assert course_lines({"game": 1, "teams": TEAMS, "results": ranked})[-1].startswith(winner)
+    assert course_lines(course_result(1, ranked))[-1].startswith(winner)

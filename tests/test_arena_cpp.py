@@ -11,7 +11,6 @@ so the two checks do not share a mistake.
 from __future__ import annotations
 
 import itertools
-import json
 import shlex
 import shutil
 import socket
@@ -21,11 +20,11 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from arena.replay import read_replay
+from arena.replay import Replay, read_replay
+from arena.results import GameResult, read_results
 from tests.arena_support import TEMPLATE
 
 SOURCE = Path(__file__).with_name("course_template_player.cpp")
@@ -211,7 +210,7 @@ def test_cpp_player_stops_on_a_game_over_instead_of_a_map(
 
 def _serve(
     tmp_path: Path, commands: list[tuple[int, str]], game: int, time_limit: float
-) -> tuple[subprocess.CompletedProcess[str], dict[str, Any], dict[str, Any]]:
+) -> tuple[subprocess.CompletedProcess[str], GameResult, Replay]:
     """The course's way: input.txt with four team/command pairs and the setting."""
     lines = [line for team, command in commands for line in (str(team), command)]
     (tmp_path / "input.txt").write_text("\n".join([*lines, str(game)]) + "\n")
@@ -231,7 +230,7 @@ def _serve(
         cwd=cwd,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    (row,) = [json.loads(line) for line in results.read_text().splitlines()]
+    (row,) = read_results(results)
     (replay_file,) = records.iterdir()
     return proc, row, read_replay(replay_file)
 
@@ -260,38 +259,38 @@ def _region_scores(final_map: list[list[int]]) -> list[float]:
     return sums
 
 
-def _check_row(row: dict[str, Any], replay: dict[str, Any], game: int, teams: list[int]) -> None:
+def _check_row(row: GameResult, replay: Replay, game: int, teams: list[int]) -> None:
     size, sheep = (15, 32) if game == 2 else (12, 16)
-    assert row["game"] == game and row["teams"] == teams
+    assert row.game == game and row.teams == teams
     for key in ("illegal", "late", "stale", "disconnects", "absent", "protocol_errors"):
-        assert row[key] == [0, 0, 0, 0], key
-    assert not row["stalled"]
-    final_map, final_sheep = row["final_map"], row["final_sheep"]
+        assert getattr(row, key) == [0, 0, 0, 0], key
+    assert not row.stalled
+    final_map, final_sheep = row.final_map, row.final_sheep
     assert len(final_map) == size and all(len(col) == size for col in final_map)
     assert sum(map(sum, final_sheep)) == 4 * sheep
     exact = _region_scores(final_map)
-    assert row["exact_scores"] == pytest.approx(exact)
-    assert row["scores"] == [round(s) for s in exact]
-    scores = row["scores"]
+    assert row.exact_scores == pytest.approx(exact)
+    assert row.scores == [round(s) for s in exact]
+    scores = row.scores
     expected = [(scores[i] + scores[(i + 2) % 4]) / 2 for i in range(4)] if game == 4 else scores
-    assert row["results"] == expected
+    assert row.results == expected
     for seat, result in enumerate(expected):
         better = sum(1 for other in expected if other > result)
         tied = sum(1 for other in expected if other == result)
-        assert row["ranks"][seat] == better + 1
-        assert row["points"][seat] == sum(PLACE_POINTS[better : better + tied]) / tied
-    assert sum(row["points"]) == pytest.approx(11)
+        assert row.ranks[seat] == better + 1
+        assert row.points[seat] == sum(PLACE_POINTS[better : better + tied]) / tied
+    assert sum(row.points) == pytest.approx(11)
     moves = _moves_per_seat(replay)
     assert all(m > 0 for m in moves), moves
-    assert sum(moves) == row["moves"]
-    assert row["seat_moves"] == moves
+    assert sum(moves) == row.moves
+    assert row.seat_moves == moves
 
 
-def _moves_per_seat(replay: dict[str, Any]) -> list[int]:
+def _moves_per_seat(replay: Replay) -> list[int]:
     moves = [0, 0, 0, 0]
-    for event in replay["events"]:
-        if event["kind"] == "move" and event["outcome"] == "ok":
-            moves[event["seat"] - 1] += 1
+    for event in replay.events:
+        if event.kind == "move" and event.outcome == "ok":
+            moves[event.seat - 1] += 1
     return moves
 
 
@@ -320,7 +319,7 @@ def test_four_cpp_players_via_serve(cpp_player: Path, tmp_path: Path, game: int)
     _check_row(row, replay, game, teams)
     out = proc.stdout.splitlines()
     for seat, team in enumerate(teams, start=1):
-        assert f"player {seat}=team {team} : {row['results'][seat - 1]:g}" in out
+        assert f"player {seat}=team {team} : {row.results[seat - 1]:g}" in out
     for seat, (team, moves) in enumerate(zip(teams, _moves_per_seat(replay), strict=True), 1):
         _check_template_log(tmp_path, seat, team, moves)
 

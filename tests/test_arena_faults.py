@@ -16,14 +16,15 @@ from pathlib import Path
 import pytest
 
 from arena.players import TaskPlayer
+from arena.results import GameResult
 from tests.arena_support import check_game, play_template_game, seat_log
 
 CLEAN = ("illegal", "late", "stale", "disconnects", "absent", "protocol_errors")
 
 
-def others_clean(result: dict[str, object], faulty: int = 2) -> None:
+def others_clean(result: GameResult, faulty: int = 2) -> None:
     for key in CLEAN:
-        values = result[key]
+        values = getattr(result, key)
         assert isinstance(values, list)
         assert not any(v for seat, v in enumerate(values, start=1) if seat != faulty), key
 
@@ -32,8 +33,8 @@ async def test_crash(tmp_path: Path) -> None:
     record, result = await play_template_game(1, tmp_path, seed=21, faults={2: "crash"})
     check_game(record, result)
     others_clean(result)
-    assert result["disconnects"][1] == 1
-    assert result["absent"][1] >= 1  # its later turns were lost at once
+    assert result.disconnects[1] == 1
+    assert result.absent[1] >= 1  # its later turns were lost at once
     assert "crashing on purpose" in seat_log(tmp_path, 2)
 
 
@@ -44,9 +45,9 @@ async def test_hang(tmp_path: Path) -> None:
     )
     check_game(record, result)
     others_clean(result)
-    assert result["late"][1] >= 1
+    assert result.late[1] >= 1
     late_turns = sum(1 for e in record.events if e.seat == 2 and e.outcome == "late")
-    assert late_turns == result["late"][1]
+    assert late_turns == result.late[1]
     # Each lost turn costs at most the time limit (and a little).
     assert time.monotonic() - started < 0.25 * late_turns + 8
 
@@ -55,33 +56,33 @@ async def test_disconnect(tmp_path: Path) -> None:
     record, result = await play_template_game(1, tmp_path, seed=23, faults={2: "quit"})
     check_game(record, result)
     others_clean(result)
-    assert result["disconnects"][1] == 1
+    assert result.disconnects[1] == 1
 
 
 async def test_garbage(tmp_path: Path) -> None:
     record, result = await play_template_game(1, tmp_path, seed=24, faults={2: "garbage"})
     check_game(record, result)
     others_clean(result)
-    assert result["protocol_errors"][1] == 1 and result["disconnects"][1] == 1
+    assert result.protocol_errors[1] == 1 and result.disconnects[1] == 1
 
 
 async def test_flood(tmp_path: Path) -> None:
     record, result = await play_template_game(1, tmp_path, seed=25, faults={2: "flood"})
     check_game(record, result)
     others_clean(result)
-    assert result["protocol_errors"][1] == 1
-    assert result["stale"][1] == 17  # dropped after a bounded number of unasked replies
+    assert result.protocol_errors[1] == 1
+    assert result.stale[1] == 17  # dropped after a bounded number of unasked replies
 
 
 async def test_illegal_moves_and_position(tmp_path: Path) -> None:
     record, result = await play_template_game(1, tmp_path, seed=26, faults={2: "illegal"})
     check_game(record, result)
     others_clean(result)
-    assert result["illegal"][1] == 4  # the initial position and three moves
+    assert result.illegal[1] == 4  # the initial position and three moves
     place = next(e for e in record.events if e.seat == 2 and e.kind == "place")
     assert place.outcome == "illegal"
     assert record.state.owner[place.x * 12 + place.y] == 2  # a random border cell instead
-    assert result["disconnects"][1] == 0
+    assert result.disconnects[1] == 0
 
 
 async def test_late_replies(tmp_path: Path) -> None:
@@ -93,10 +94,10 @@ async def test_late_replies(tmp_path: Path) -> None:
     # The initial position and two moves are late, and so are the boards sent
     # while it slept: it reads them only afterwards.
     late = [e for e in record.events if e.seat == 2 and e.outcome == "late"]
-    assert result["late"][1] == len(late) >= 3
+    assert result.late[1] == len(late) >= 3
     place = next(e for e in record.events if e.seat == 2 and e.kind == "place")
     assert place.outcome == "late"
-    assert result["stale"][1] >= 1  # the late replies that came in are discarded
+    assert result.stale[1] >= 1  # the late replies that came in are discarded
     assert sum(1 for e in record.events if e.seat == 2 and e.kind == "move") >= 1
 
 
@@ -104,15 +105,15 @@ async def test_stale_replies(tmp_path: Path) -> None:
     record, result = await play_template_game(1, tmp_path, seed=28, faults={2: "stale"})
     check_game(record, result)
     others_clean(result)
-    assert result["stale"][1] == 3
-    assert result["illegal"][1] == 0 and result["late"][1] == 0
+    assert result.stale[1] == 3
+    assert result.illegal[1] == 0 and result.late[1] == 0
 
 
 async def test_transposed_player_loses_its_turns_only(tmp_path: Path) -> None:
     record, result = await play_template_game(1, tmp_path, seed=29, faults={2: "transposed"})
     check_game(record, result)
     others_clean(result)
-    assert result["illegal"][1] >= 1
+    assert result.illegal[1] >= 1
 
 
 async def test_reconnect(tmp_path: Path) -> None:
@@ -121,7 +122,7 @@ async def test_reconnect(tmp_path: Path) -> None:
     )
     check_game(record, result)
     others_clean(result)
-    assert result["disconnects"][1] == 1
+    assert result.disconnects[1] == 1
     assert record.stats[1].connects == 2
     lost = next(i for i, e in enumerate(record.events) if e.seat == 2 and e.kind == "skip")
     assert any(e.seat == 2 and e.kind == "move" for e in record.events[lost:])
@@ -215,8 +216,9 @@ def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
 
 
 async def test_player_that_cannot_start(tmp_path: Path) -> None:
+    from arena.config import ServerConfig
     from arena.players import ProcessPlayer
-    from arena.server import GamePlan, ServerConfig, play_single
+    from arena.server import GamePlan, play_single
     from tests.arena_support import TEAMS, template_players
 
     players = template_players(1, tmp_path, seed=32)
@@ -229,5 +231,5 @@ async def test_player_that_cannot_start(tmp_path: Path) -> None:
     assert time.monotonic() - started < 10  # not the connect timeout: it had ended
     check_game(record, result)
     others_clean(result, faulty=3)
-    assert result["absent"][2] >= 1
+    assert result.absent[2] >= 1
     assert "cannot start" in (tmp_path / "seat3.log").read_text()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from arena.config import ConfigError
+from arena.results import read_results
 from tests.arena_support import TEMPLATE
 from tournament.cli import seat_entrants
 from tournament.run import read_results_file
@@ -70,15 +71,15 @@ def test_match_with_template_and_sample_players(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     header, rows = read_results_file(results)
     assert header is not None and header["tournament"]["format"] == "round-robin"
-    assert sorted(r["index"] for r in rows) == [0, 1, 2, 3]
+    assert sorted(r.index for r in rows) == [0, 1, 2, 3]
     for row in rows:
-        k = row["index"]
-        assert row["seed"] == 3  # one board, played from all four seats
-        assert row["seats"] == [(s - k) % 4 for s in range(4)]  # entrant e in seat (e + k) % 4
-        assert row["teams"] == [101, 102, 103, 104]
-        assert row["late"] == [0, 0, 0, 0] and row["illegal"] == [0, 0, 0, 0]
-        assert row["disconnects"] == [0, 0, 0, 0]
-    assert len({json.dumps(r["final_map"]) for r in rows}) > 1  # real, different games
+        k = row.index
+        assert row.seed == 3  # one board, played from all four seats
+        assert row.seats == [(s - k) % 4 for s in range(4)]  # entrant e in seat (e + k) % 4
+        assert row.teams == [101, 102, 103, 104]
+        assert row.late == [0, 0, 0, 0] and row.illegal == [0, 0, 0, 0]
+        assert row.disconnects == [0, 0, 0, 0]
+    assert len({json.dumps(r.final_map) for r in rows}) > 1  # real, different games
     names = [e.name for e in seat_entrants(f"{template},{template} --seed 5,random,greedy", 1.0)]
     rows_by_entrant = standings(names, rows)
     assert all(len(s.points) == 4 for s in rows_by_entrant)
@@ -126,12 +127,12 @@ def test_sample_players_play_every_setting_via_serve(tmp_path: Path) -> None:
         )
         assert proc.returncode == 0, proc.stderr
         assert "winner" in proc.stdout
-    rows = [json.loads(line) for line in results.read_text().splitlines()]
-    assert [r["game"] for r in rows] == [2, 3]
+    rows = read_results(results)
+    assert [r.game for r in rows] == [2, 3]
     for row in rows:
-        assert row["illegal"] == [0, 0, 0, 0] and row["late"] == [0, 0, 0, 0]
-        assert row["disconnects"] == [0, 0, 0, 0] and row["absent"] == [0, 0, 0, 0]
-        assert row["moves"] > 20
+        assert row.illegal == [0, 0, 0, 0] and row.late == [0, 0, 0, 0]
+        assert row.disconnects == [0, 0, 0, 0] and row.absent == [0, 0, 0, 0]
+        assert row.moves > 20
 
 
 def test_bench_arena_prints_its_figures() -> None:

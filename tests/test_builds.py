@@ -99,10 +99,10 @@ def test_built_agent_plays_a_full_game(
     log = next((tmp_path / "logs").glob("game1-seat1-*.log")).read_text()
     assert f"team {TEAM} plays game 1 as hybrid" in log
     for key in ("illegal", "late", "absent", "disconnects", "protocol_errors"):
-        assert result[key][0] == 0, (key, result, log[-2000:])
-    cells = sum(row.count(1) for row in result["final_map"])
-    assert cells >= 2 and result["scores"][0] > 0  # it placed and moved
-    assert not result["stalled"]
+        assert getattr(result, key)[0] == 0, (key, result, log[-2000:])
+    cells = sum(row.count(1) for row in result.final_map)
+    assert cells >= 2 and result.scores[0] > 0  # it placed and moved
+    assert not result.stalled
 
 
 @pytest.mark.parametrize("team", ["-3", "0", "2147483648", "seven"])

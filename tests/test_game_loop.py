@@ -12,7 +12,7 @@ import pytest
 
 from arena.local import play_local
 from arena.referee import Event, GameRecord
-from arena.results import result_of
+from arena.results import GameResult, result_of
 from bench.games import random_game
 from bench.strength import field_lineup, summarize
 from state.game import UNKNOWN, GameState, Move
@@ -38,7 +38,7 @@ def test_an_in_process_game_is_played_to_the_end_by_the_referee(game: int) -> No
     assert [s.illegal + s.late + s.absent for s in record.stats] == [0, 0, 0, 0]
     assert state.scores() == flood_scores(state.geometry, state.owner)
     result = result_of(record)
-    assert sum(result["points"]) == pytest.approx(11.0)
+    assert sum(result.points) == pytest.approx(11.0)
     # Every seat's moves were asked for, answered and recorded with the search figures.
     for seat in range(1, 5):
         moves = [e for e in record.events if e.seat == seat and e.kind == "move"]
@@ -139,16 +139,12 @@ def test_in_process_schedules_refuse_programs() -> None:
         Schedule(entrants, 1, 1, 1.0, local=True).check()
 
 
-def _result(seats: list[int], points: list[float], late: int = 0) -> dict[str, Any]:
-    return {
-        "seats": seats,
-        "points": points,
-        "scores": [20, 10, 20, 10],
-        "late": [late, 0, 0, 0],
-        "illegal": [0, 0, 0, 0],
-        "search": [{"moves": 10.0, "iterations": 100.0, "time_used": 0.5, "time_used_max": 0.9}]
-        * 4,
-    }
+def _result(seats: list[int], points: list[float], late: int = 0) -> GameResult:
+    """A recorded in-process game of a field (the measured entrant is 0)."""
+    played = play_local(4, 1, players("random", "random", "random", "random"), 1.0)
+    search = [{"moves": 10.0, "iterations": 100.0, "time_used": 0.5, "time_used_max": 0.9}] * 4
+    result = result_of(played.record, 0, search).with_entrants(["m", "f"] * 2, seats)
+    return result.model_copy(update={"points": points, "late": [late, 0, 0, 0]})
 
 
 def test_strength_summary_of_the_measured_seat() -> None:

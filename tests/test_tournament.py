@@ -7,7 +7,6 @@ runs them (one worker, two workers, interrupted and resumed, a Dask cluster).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -19,13 +18,14 @@ from typing import Any
 
 import pytest
 
+from arena.results import GameResult
 from tournament.entrants import parse_entrants
-from tournament.run import Tournament
+from tournament.run import Tournament, read_results_file
 from tournament.runner import LocalRunner
 from tournament.schedule import Schedule
 
 BATTLESHEEP = [sys.executable, "-m", "battlesheep"]
-Game = dict[str, Any]
+Game = GameResult
 Reference = tuple[dict[int, Game], str]
 ENTRANTS = ["random:seed=1", "random:seed=2"]
 GAMES = 6  # one round: the six arrangements of two seats each
@@ -42,16 +42,15 @@ def tournament(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[
     )
 
 
-def games_of(path: Path) -> dict[int, dict[str, Any]]:
-    lines = [json.loads(line) for line in path.read_text().splitlines()]
-    assert "tournament" in lines[0]
-    games = [g for g in lines[1:]]
-    assert len({g["index"] for g in games}) == len(games), "a game was recorded twice"
-    return {g["index"]: g for g in games}
+def games_of(path: Path) -> dict[int, Game]:
+    header, games = read_results_file(path)
+    assert header is not None and "tournament" in header
+    assert len({g.index for g in games}) == len(games), "a game was recorded twice"
+    return {g.index: g for g in games}
 
 
 def outcome(game: Game) -> tuple[Any, ...]:
-    return (game["seed"], tuple(game["entrants"]), tuple(game["scores"]), tuple(game["points"]))
+    return (game.seed, tuple(game.entrants or ()), tuple(game.scores), tuple(game.points))
 
 
 def standings_rows(stdout: str) -> list[str]:
@@ -71,12 +70,12 @@ def test_totals_are_right(reference: Reference) -> None:
     games, stdout = reference
     assert sorted(games) == list(range(GAMES))
     for game in games.values():
-        assert sum(game["points"]) == pytest.approx(11)  # 5+3+2+1, ties share their places
+        assert sum(game.points) == pytest.approx(11)  # 5+3+2+1, ties share their places
         for i in range(4):  # tied results get equal points
             for j in range(4):
-                if game["results"][i] == game["results"][j]:
-                    assert game["points"][i] == game["points"][j]
-        assert sorted(game["seats"]) == [0, 0, 1, 1]
+                if game.results[i] == game.results[j]:
+                    assert game.points[i] == game.points[j]
+        assert sorted(game.seats or []) == [0, 0, 1, 1]
     assert f"points given: {11 * GAMES} in {GAMES} games" in stdout
     seats = [line for line in standings_rows(stdout) if "random:seed" in line][:2]
     assert all(re.search(rf"│\s+{2 * GAMES}\s+│", row) for row in seats), seats

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import math
 import random
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from arena.results import GameResult, result_line
 from strategies.params import ConfigError, dump_toml, load_agent_params
 from tournament.entrants import Entrant, parse_entrant, parse_entrants
 from tournament.plot import plot_tournament
@@ -141,24 +140,43 @@ def test_schedule_tasks_share_boards_within_a_round() -> None:
 
 
 def fake_result(
-    index: int, names: list[str], seats: list[int], points: list[float]
-) -> dict[str, Any]:
+    index: int, names: list[str], seats: list[int], points: list[float], seed: int = 0
+) -> GameResult:
     order = sorted(range(4), key=lambda i: -points[i])
     ranks = [0] * 4
     for i in range(4):
         ranks[i] = 1 + sum(points[j] > points[i] for j in order)
-    return {
-        "index": index,
-        "seed": 0,
-        "entrants": names,
-        "seats": seats,
-        "points": points,
-        "scores": [p * 4 for p in points],
-        "ranks": ranks,
-        "illegal": [0] * 4,
-        "late": [0] * 4,
-        "disconnects": [0] * 4,
-    }
+    zeros = [0] * 4
+    scores = [round(p * 4) for p in points]
+    return GameResult(
+        index=index,
+        game=1,
+        seed=seed,
+        teams=[1, 2, 3, 4],
+        final_map=[[0]],
+        final_sheep=[[0]],
+        scores=scores,
+        exact_scores=scores,
+        results=scores,
+        points=points,
+        ranks=ranks,
+        illegal=zeros,
+        late=zeros,
+        stale=zeros,
+        disconnects=zeros,
+        absent=zeros,
+        protocol_errors=zeros,
+        moves=0,
+        seat_moves=zeros,
+        passes=zeros,
+        turns=0,
+        stalled=False,
+        time_limit=1.0,
+        duration_s=0.0,
+        move_time_max_s=[None] * 4,
+        entrants=names,
+        seats=seats,
+    )
 
 
 def test_standings_pairwise_and_candidate_score() -> None:
@@ -184,9 +202,9 @@ def test_results_file_resume_checks(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     assert prepare_results_file(path, schedule, resume=False) == {}
     task = schedule.task(0)
-    result = fake_result(0, list(task.names), list(task.seats), [5, 3, 2, 1]) | {"seed": 10}
+    result = fake_result(0, list(task.names), list(task.seats), [5, 3, 2, 1], seed=10)
     with path.open("a") as fh:
-        fh.write(json.dumps(result) + "\n")
+        fh.write(result_line(result) + "\n")
         fh.write('{"index": 1, "se')  # killed while writing
     with pytest.raises(ConfigError, match="--resume"):
         prepare_results_file(path, schedule, resume=False)
@@ -196,7 +214,7 @@ def test_results_file_resume_checks(tmp_path: Path) -> None:
     done = prepare_results_file(path, schedule, resume=True)
     assert list(done) == [0]
     header, results = read_results_file(path)
-    assert header is not None and [r["index"] for r in results] == [0]
+    assert header is not None and results == [result]
 
 
 def test_sprt_on_simulated_games_of_equal_entrants_accepts_h0() -> None:

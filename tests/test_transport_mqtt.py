@@ -73,7 +73,7 @@ async def test_full_game_over_mqtt_mixed_with_ws_and_tcp(broker: Mosquitto) -> N
         record, result = await arena.result()
     check_game(record, result)
     others_clean(result)
-    assert result["teams"] == [7, 12, 20, 31]
+    assert result.teams == [7, 12, 20, 31]
     assert [s.seat for s in summaries] == [4, 2, 1, 3]
     for summary in summaries:
         assert summary.seat is not None
@@ -81,7 +81,7 @@ async def test_full_game_over_mqtt_mixed_with_ws_and_tcp(broker: Mosquitto) -> N
             1 for e in record.events if e.seat == summary.seat and e.kind == "move"
         )
         assert summary.moves > 0
-        assert summary.score == result["scores"][summary.seat - 1]
+        assert summary.score == result.scores[summary.seat - 1]
 
 
 def test_command_line_serves_tcp_ws_and_mqtt_in_one_game(broker: Mosquitto, tmp_path: Path) -> None:
@@ -169,7 +169,7 @@ async def test_wrong_token_gets_no_seat(
         record, result = await arena.result()
     check_game(record, result)
     others_clean(result)
-    assert result["teams"] == [1, 2, 3, 4]
+    assert result.teams == [1, 2, 3, 4]
     assert "hello of team 0 with a wrong token; ignored" in caplog.text
 
 
@@ -281,9 +281,9 @@ async def test_malformed_payload_unseats_only_its_sender(
         await raw
     check_game(record, result)
     others_clean(result, faulty={2})
-    assert result["protocol_errors"][1] == 1
-    assert result["disconnects"][1] == 1
-    assert result["absent"][1] >= 1  # its later turns were lost at once, without waiting
+    assert result.protocol_errors[1] == 1
+    assert result.disconnects[1] == 1
+    assert result.absent[1] >= 1  # its later turns were lost at once, without waiting
     assert "seat 2 (team 2, mqtt): sent a malformed payload" in caplog.text
     assert len(frames) == 1  # nothing was sent to it after it was unseated
 
@@ -342,9 +342,9 @@ async def test_vanished_player_is_unseated_by_its_will(
         assert await vanishing.wait() == 1
     check_game(record, result)
     others_clean(result, faulty={2})
-    assert result["disconnects"][1] == 1
-    assert result["absent"][1] >= 1
-    assert result["late"][1] == 0  # the will ended its turn at once, not the 2 s limit
+    assert result.disconnects[1] == 1
+    assert result.absent[1] >= 1
+    assert result.late[1] == 0  # the will ended its turn at once, not the 2 s limit
     assert "seat 2 (team 2, mqtt): left (bye)" in caplog.text
     assert time.monotonic() - started < 15
 

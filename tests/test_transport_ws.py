@@ -50,7 +50,7 @@ async def test_full_game_over_ws_mixed_with_tcp() -> None:
         record, result = await arena.result()
     check_game(record, result)
     others_clean(result)
-    assert result["teams"] == [10, 20, 30, 40]
+    assert result.teams == [10, 20, 30, 40]
     assert [s.seat for s in summaries] == [4, 1, 3, 2]
     moves = {seat: 0 for seat in range(1, 5)}
     for event in record.events:
@@ -59,7 +59,7 @@ async def test_full_game_over_ws_mixed_with_tcp() -> None:
     assert all(moves.values()), moves  # every seat, ws and tcp alike, had moves applied
     for summary, seat in zip(summaries, [4, 1, 3, 2], strict=True):
         assert summary.moves == moves[seat]
-        assert summary.score == result["scores"][seat - 1]
+        assert summary.score == result.scores[seat - 1]
 
 
 async def test_token_is_accepted_and_game_plays() -> None:
@@ -187,8 +187,8 @@ async def test_bad_frame_closes_that_connection_only(
     check_game(record, result)
     others_clean(result, faulty={2})
     assert outcome["code"] == code
-    assert result["protocol_errors"][1] == 1
-    assert result["disconnects"][1] == 1
+    assert result.protocol_errors[1] == 1
+    assert result.disconnects[1] == 1
     assert not any(e.kind == "move" for e in record.events if e.seat == 2)
     assert logged in caplog.text
     assert "seat 2 (team 2, ws)" in caplog.text
@@ -237,8 +237,8 @@ async def test_a_player_moves_only_its_own_seat() -> None:
     # Every forged reply was the cheater's own stale reply; none became another seat's move.
     # (Near the end, when the others pass, a forged "next id" can be the cheater's own next
     # request, which is its own seat's turn to spend: so a few may not count as stale.)
-    assert len(forged) - 4 <= result["stale"][1] <= len(forged)
-    assert result["disconnects"][1] == 0
+    assert len(forged) - 4 <= result.stale[1] <= len(forged)
+    assert result.disconnects[1] == 0
     turns = [e for e in record.events if e.kind in ("move", "skip")]
     assert all(e.outcome == "ok" for e in turns if e.seat != 2)
 

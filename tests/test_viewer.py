@@ -19,8 +19,10 @@ from typing import Any
 import pytest
 from playwright.async_api import BrowserContext, Page, async_playwright
 
-from arena.replay import initial_state, positions, read_replay, write_replay
-from arena.server import GamePlan, ServerConfig, play_single
+from arena.config import ServerConfig
+from arena.replay import Replay, initial_state, positions, read_replay, write_replay
+from arena.results import GameResult
+from arena.server import GamePlan, play_single
 from arena.viewer.server import ViewerServer
 from state.game import GameState
 from tests.arena_support import TEAMS, TEMPLATE, check_game, template_players
@@ -121,16 +123,16 @@ def check_players(rows: list[list[str]], state: GameState) -> None:
         assert row[3] == regions_text(state.region_sizes(seat))
 
 
-async def check_standings(page: Page, result: dict[str, Any]) -> None:
+async def check_standings(page: Page, result: GameResult) -> None:
     await page.wait_for_selector("#standings:not([hidden])", timeout=WAIT_MS)
     seats = await page.eval_on_selector_all("#standings li", "els => els.map(e => +e.dataset.seat)")
-    ranks = result["ranks"]
+    ranks = result.ranks
     assert [ranks[s - 1] for s in seats] == sorted(ranks)
     text = await page.inner_text("#standings")
     for seat in seats:
-        assert f"{result['points'][seat - 1]:g} pts" in text
+        assert f"{result.points[seat - 1]:g} pts" in text
     assert await page.inner_text("#turn") == "Game over" + (
-        " (stalled: nobody moved any more)" if result["stalled"] else ""
+        " (stalled: nobody moved any more)" if result.stalled else ""
     )
 
 
@@ -159,7 +161,7 @@ async def test_live_game_3_shows_the_servers_state_with_hidden_counts(
         await page.select_option("#view", "0")
         assert await shown_cells(page) == expected_cells(state)
         check_players(await shown_players(page), state)
-        assert [int(r[2]) for r in await shown_players(page)] == result["scores"]
+        assert [int(r[2]) for r in await shown_players(page)] == result.scores
 
         # The move list: one line per turn, with the think time the server measured.
         moves = await page.eval_on_selector_all(
@@ -184,7 +186,7 @@ async def test_live_game_3_shows_the_servers_state_with_hidden_counts(
         assert await shown_cells(late) == expected_cells(state)
 
 
-def replay_state_after(replay: dict[str, Any], k: int) -> GameState:
+def replay_state_after(replay: Replay, k: int) -> GameState:
     if k == 0:
         return initial_state(replay)
     for number, (_, state) in enumerate(positions(replay), start=1):
@@ -199,7 +201,7 @@ async def test_replay_open_steps_through_a_recorded_game(
     record, result = await play(1, 3, tmp_path)
     path = write_replay(tmp_path / "game1.msgpack", record, result)
     replay = read_replay(path)
-    total = len(replay["events"])
+    total = len(replay.events)
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -293,7 +295,7 @@ async def test_dropped_and_opened_replay_files(browser: BrowserContext, tmp_path
         await check_standings(page, result)
         assert await shown_cells(page) == expected_cells(record.state)
         standings = await page.inner_text("#standings")
-        assert f"(pair {result['results'][0]:g})" in standings
+        assert f"(pair {result.results[0]:g})" in standings
 
         # A file that is no replay: a clear error, and the game shown stays.
         await page.set_input_files("#file", str(junk))

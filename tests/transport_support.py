@@ -20,9 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena.config import ServerConfig
 from arena.connections import Lobby
 from arena.referee import GameRecord
-from arena.server import ServerConfig, serve_open
+from arena.results import GameResult
+from arena.server import serve_open
 from client.clock import TimeLimits
 from client.mqtt import MqttOptions, play_mqtt
 from client.session import GameSession, GameSummary
@@ -39,8 +41,8 @@ CLEAN = ("illegal", "late", "stale", "disconnects", "absent", "protocol_errors")
 @dataclass
 class Arena:
     lobby: Lobby
-    task: asyncio.Task[list[dict[str, Any]]]
-    games: list[tuple[GameRecord, dict[str, Any]]] = field(default_factory=list)
+    task: asyncio.Task[list[GameResult]]
+    games: list[tuple[GameRecord, GameResult]] = field(default_factory=list)
 
     @property
     def tcp_port(self) -> int:
@@ -52,7 +54,7 @@ class Arena:
                 return listener.url
         raise LookupError(scheme)
 
-    async def result(self, timeout: float = 40.0) -> tuple[GameRecord, dict[str, Any]]:
+    async def result(self, timeout: float = 40.0) -> tuple[GameRecord, GameResult]:
         await asyncio.wait_for(asyncio.shield(self.task), timeout)
         return self.games[0]
 
@@ -79,7 +81,7 @@ async def open_arena(
         tcp=tcp,
     )
     ready: asyncio.Future[Lobby] = asyncio.get_running_loop().create_future()
-    games: list[tuple[GameRecord, dict[str, Any]]] = []
+    games: list[tuple[GameRecord, GameResult]] = []
     task = asyncio.create_task(
         serve_open(
             game,
@@ -127,13 +129,13 @@ def mqtt_player(
     return play_mqtt(session(game), options)
 
 
-def others_clean(result: dict[str, Any], faulty: set[int] | None = None) -> None:
+def others_clean(result: GameResult, faulty: set[int] | None = None) -> None:
     """Nothing counted against any seat but the faulty ones."""
     faulty = faulty or set()
     for key in CLEAN:
-        for seat, value in enumerate(result[key], start=1):
+        for seat, value in enumerate(getattr(result, key), start=1):
             if seat not in faulty:
-                assert not value, (key, seat, result[key])
+                assert not value, (key, seat, getattr(result, key))
 
 
 async def run_players(*players: Awaitable[Any]) -> list[Any]:

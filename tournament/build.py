@@ -28,8 +28,8 @@ import tempfile
 import tomllib
 import zipfile
 from pathlib import Path
-from typing import Any
 
+from arena.results import GameResult
 from client.clock import TimeLimits
 from strategies.params import AgentParams, load_agent_params
 from tournament.entrants import play_command
@@ -183,7 +183,7 @@ def source_zip(params_file: Path, agent: int, team: int, out_dir: Path) -> Path:
 
 def check_game(
     executable: Path, agent: int, team: int, time_limit: float, logs: Path
-) -> dict[str, Any]:
+) -> GameResult:
     """One game of the built agent in seat 1 against three random sample players."""
     sample = play_command("random", {}, time_limit)
     task = GameTask(
@@ -208,14 +208,14 @@ def check_command(executable: Path, time_limit: float) -> tuple[str, ...]:
     return (*command, "--time-limit", f"{time_limit:g}", "--margin", repr(margin))
 
 
-def check_problems(result: dict[str, Any], seat: int = 1) -> list[str]:
+def check_problems(result: GameResult, seat: int = 1) -> list[str]:
     """What went wrong for ``seat`` in a check game (empty: a clean game)."""
     i = seat - 1
     problems = [
-        f"{key}={result[key][i]}"
+        f"{key}={getattr(result, key)[i]}"
         for key in ("illegal", "late", "disconnects", "absent", "protocol_errors")
-        if result[key][i]
+        if getattr(result, key)[i]
     ]
-    if not result["moves"]:
+    if not result.moves:
         problems.append("no moves were played")
     return problems

@@ -82,7 +82,7 @@ def main_submission(args: argparse.Namespace) -> int:
     result = check_game(exe, args.agent, args.team, args.check_time_limit, logs)
     print(
         f"check game (setting {args.agent}, {args.check_time_limit:g} s/move): scores"
-        f" {result['scores']}, points {result['points']}; logs in {logs}"
+        f" {result.scores}, points {result.points}; logs in {logs}"
     )
     problems = check_problems(result)
     if problems:

@@ -236,10 +236,10 @@ def _live_standings(names: list[str], progress: RunProgress) -> Table:
         table.add_column(column, justify="left" if column == "entrant" else "right")
     sums: dict[str, list[float]] = {n: [0, 0.0, 0.0] for n in names}
     for result in progress.results:
-        for seat, name in enumerate(result["entrants"]):
+        for seat, name in enumerate(result.entrants or []):
             sums[name][0] += 1
-            sums[name][1] += result["points"][seat]
-            sums[name][2] += result["scores"][seat]
+            sums[name][1] += result.points[seat]
+            sums[name][2] += result.scores[seat]
     for name in sorted(names, key=lambda n: -sums[n][1] / max(1, sums[n][0])):
         n, pts, score = sums[name]
         table.add_row(
@@ -317,7 +317,7 @@ def report(
     )
     out.print(standings_table(rows, title))
     out.print(pairwise_table(names, pairwise(names, outcome.results)))
-    total_points = sum(sum(r["points"]) for r in outcome.results)
+    total_points = sum(sum(r.points) for r in outcome.results)
     out.print(f"points given: {total_points:g} in {len(outcome.results)} games")
     if outcome.sprt is not None:
         sprt = outcome.sprt

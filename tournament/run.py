@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena.results import GameResult, ResultsError, parse_result, result_line
 from strategies.params import ConfigError
 from tournament.runner import Runner
 from tournament.schedule import Schedule
@@ -41,7 +42,7 @@ def header_of(schedule: Schedule) -> dict[str, Any]:
     }
 
 
-def read_results_file(path: Path) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+def read_results_file(path: Path) -> tuple[dict[str, Any] | None, list[GameResult]]:
     """The header and the game results of a results file (a torn last line is dropped)."""
     header = None
     results = []
@@ -59,7 +60,10 @@ def read_results_file(path: Path) -> tuple[dict[str, Any] | None, list[dict[str,
         if "tournament" in item:
             header = item
         elif "index" in item:
-            results.append(item)
+            try:
+                results.append(parse_result(item, f"{path}, line {number}"))
+            except ResultsError as exc:
+                raise ConfigError(str(exc)) from None
         else:
             raise ConfigError(f"{path}: line {number} is neither a header nor a game result")
     return header, results
@@ -69,11 +73,11 @@ def _comparable(header: dict[str, Any]) -> str:
     return json.dumps(header, sort_keys=True)
 
 
-def prepare_results_file(path: Path, schedule: Schedule, resume: bool) -> dict[int, dict[str, Any]]:
+def prepare_results_file(path: Path, schedule: Schedule, resume: bool) -> dict[int, GameResult]:
     """Finished games by index (empty for a new run); the file is left holding the header
     and exactly those games."""
     header = header_of(schedule)
-    done: dict[int, dict[str, Any]] = {}
+    done: dict[int, GameResult] = {}
     if path.exists() and path.stat().st_size > 0:
         if not resume:
             raise ConfigError(f"results file {path} exists: give --resume, or another file")
@@ -86,15 +90,15 @@ def prepare_results_file(path: Path, schedule: Schedule, resume: bool) -> dict[i
                 " or format differ); resume with the same options or use another file"
             )
         for result in results:
-            expected = schedule.task(result["index"])
-            if result["seed"] != expected.seed or result["entrants"] != list(expected.names):
-                raise ConfigError(f"{path}: game {result['index']} does not fit the schedule")
-            done[result["index"]] = result
+            expected = schedule.task(result.index)
+            if result.seed != expected.seed or result.entrants != list(expected.names):
+                raise ConfigError(f"{path}: game {result.index} does not fit the schedule")
+            done[result.index] = result
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w") as fh:  # rewritten so a torn last line is gone before appending
         fh.write(json.dumps(header) + "\n")
         for index in sorted(done):
-            fh.write(json.dumps(done[index]) + "\n")
+            fh.write(result_line(done[index]) + "\n")
     return done
 
 
@@ -106,10 +110,10 @@ def header_seed(path: Path) -> int | None:
     return None if header is None else int(header["tournament"]["seed"])
 
 
-def candidate_score(result: dict[str, Any], base: int, candidate: int) -> float | None:
+def candidate_score(result: GameResult, base: int, candidate: int) -> float | None:
     """The candidate's mean seat-against-seat score against the base in one game."""
-    seats = result["seats"]
-    points = result["points"]
+    seats = result.seats or []
+    points = result.points
     total = count = 0.0
     for i, a in enumerate(seats):
         for j, b in enumerate(seats):
@@ -126,7 +130,7 @@ class RunProgress:
     done: int
     total: int
     started: float
-    results: list[dict[str, Any]]
+    results: list[GameResult]
     sprt: Sprt | None = None
     llr_history: list[tuple[int, float]] = field(default_factory=list)
 
@@ -138,7 +142,7 @@ class RunProgress:
 
 @dataclass
 class RunOutcome:
-    results: list[dict[str, Any]]
+    results: list[GameResult]
     sprt: Sprt | None
     llr_history: list[tuple[int, float]]
     verdict: str | None
@@ -162,7 +166,7 @@ class Tournament:
         self, runner: Runner, on_game: Callable[[RunProgress], None] | None = None
     ) -> RunOutcome:
         self.schedule.check()
-        done: dict[int, dict[str, Any]] = {}
+        done: dict[int, GameResult] = {}
         if self.results_path is not None:
             done = prepare_results_file(self.results_path, self.schedule, self.resume)
         sprt = None
@@ -195,7 +199,7 @@ class Tournament:
                 if close is not None:
                     close()
         return RunOutcome(
-            sorted(results, key=lambda r: r["index"]),
+            sorted(results, key=lambda r: r.index),
             sprt,
             history,
             verdict,
@@ -204,7 +208,7 @@ class Tournament:
             time.monotonic() - started,
         )
 
-    def _feed(self, sprt: Sprt, result: dict[str, Any], history: list[tuple[int, float]]) -> None:
+    def _feed(self, sprt: Sprt, result: GameResult, history: list[tuple[int, float]]) -> None:
         score = candidate_score(result, base=0, candidate=1)
         if score is not None:
             sprt.add(score)
@@ -212,7 +216,7 @@ class Tournament:
 
     def _consume(
         self,
-        stream: Iterator[dict[str, Any]],
+        stream: Iterator[GameResult],
         progress: RunProgress,
         on_game: Callable[[RunProgress], None] | None,
     ) -> str | None:
@@ -221,7 +225,7 @@ class Tournament:
             progress.done += 1
             if self.results_path is not None:
                 with self.results_path.open("a") as fh:
-                    fh.write(json.dumps(result) + "\n")
+                    fh.write(result_line(result) + "\n")
             if progress.sprt is not None:
                 self._feed(progress.sprt, result, progress.llr_history)
             if on_game is not None:

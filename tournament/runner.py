@@ -1,8 +1,8 @@
 """Where a tournament's games are played: local worker processes or a Dask cluster.
 
 Each game is one task: ``play_task`` starts an arena server on an ephemeral
-port and the four player processes, plays, and returns the arena's result
-dict (``arena/results.py``) with the entrants' names added. A runner yields
+port and the four player processes, plays, and returns the arena's
+``GameResult`` (``arena/results.py``) with the entrants' names and seats. A runner yields
 results as they finish, in any order; the game index in each result says
 which game it was.
 
@@ -27,12 +27,13 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from pathlib import Path
 from typing import Any, Protocol
 
+from arena.config import ServerConfig
 from arena.local import play_local
 from arena.players import ProcessPlayer
 from arena.referee import GameRecord
 from arena.replay import write_replay
-from arena.results import result_of, search_figures
-from arena.server import GamePlan, ServerConfig, play_single
+from arena.results import GameResult, result_of, search_figures
+from arena.server import GamePlan, play_single
 from strategies.registry import make_strategy
 from tournament.schedule import GameTask
 
@@ -42,15 +43,13 @@ RETRIES = 2
 """Times a game whose Dask worker was lost is rerun elsewhere."""
 
 
-def play_task(task: GameTask) -> dict[str, Any]:
+def play_task(task: GameTask) -> GameResult:
     """Play one game; runs in a worker process (or a Dask worker)."""
     result = _play_local(task) if task.strategies is not None else _play_processes(task)
-    result["entrants"] = list(task.names)
-    result["seats"] = list(task.seats)
-    return result
+    return result.with_entrants(list(task.names), list(task.seats))
 
 
-def _play_local(task: GameTask) -> dict[str, Any]:
+def _play_local(task: GameTask) -> GameResult:
     """The game in this process: each seat a client session of its strategy."""
     assert task.strategies is not None
     strategies = []
@@ -59,19 +58,19 @@ def _play_local(task: GameTask) -> dict[str, Any]:
         strategy = make_strategy(name, params)
         strategies.append(strategy)
     game = play_local(task.game, task.seed, strategies, task.time_limit, task.teams)
-    result = result_of(game.record, task.index)
-    result["search"] = [search_figures(moves) for moves in game.figures]
+    search = [search_figures(moves) for moves in game.figures]
+    result = result_of(game.record, task.index, search)
     _record(task, game.record, result)
     return result
 
 
-def _record(task: GameTask, record: GameRecord, result: dict[str, Any]) -> None:
+def _record(task: GameTask, record: GameRecord, result: GameResult) -> None:
     if task.record_dir:
         name = f"game{task.index + 1}-seed{task.seed}.msgpack"
         write_replay(Path(task.record_dir) / name, record, result)
 
 
-def _play_processes(task: GameTask) -> dict[str, Any]:
+def _play_processes(task: GameTask) -> GameResult:
     """The game on its own server, each seat a player process (what a user runs)."""
     log_dir = Path(task.log_dir)
     players = [
@@ -100,7 +99,7 @@ def _file_safe(name: str) -> str:
 
 
 class Runner(Protocol):
-    def results(self, tasks: Iterable[GameTask]) -> Iterator[dict[str, Any]]:
+    def results(self, tasks: Iterable[GameTask]) -> Iterator[GameResult]:
         """Results of the tasks as they finish; stopping the iteration cancels the rest."""
         ...
 
@@ -124,8 +123,8 @@ class LocalRunner:
         method = "forkserver" if os.name == "posix" else "spawn"
         self.pool = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context(method))
 
-    def results(self, tasks: Iterable[GameTask]) -> Iterator[dict[str, Any]]:
-        pending: set[Future[dict[str, Any]]] = set()
+    def results(self, tasks: Iterable[GameTask]) -> Iterator[GameResult]:
+        pending: set[Future[GameResult]] = set()
         source = iter(tasks)
         try:
             while True:
@@ -170,7 +169,7 @@ class DaskRunner:
             self.client = self.dask.Client(self.cluster)
         logger.info("dask scheduler %s", self.client.scheduler.address)
 
-    def results(self, tasks: Iterable[GameTask]) -> Iterator[dict[str, Any]]:
+    def results(self, tasks: Iterable[GameTask]) -> Iterator[GameResult]:
         run = uuid.uuid4().hex[:12]  # keys must not collide with other runs on a shared cluster
         futures = [
             self.client.submit(

@@ -16,7 +16,7 @@ from typing import Any
 
 from rich.table import Table
 
-from arena.results import SeatTally
+from arena.results import GameResult, SeatTally
 from tournament.stats import Interval, mean_interval, pairwise_outcomes, rating_intervals
 
 
@@ -56,18 +56,18 @@ class Standing(SeatTally):
         }
 
 
-def game_outcomes(result: dict[str, Any]) -> list[tuple[str, str, float]]:
-    return pairwise_outcomes(result["entrants"], result["points"])
+def game_outcomes(result: GameResult) -> list[tuple[str, str, float]]:
+    return pairwise_outcomes(result.entrants or [], result.points)
 
 
 def standings(
-    names: Sequence[str], results: Sequence[dict[str, Any]], resamples: int = 200
+    names: Sequence[str], results: Sequence[GameResult], resamples: int = 200
 ) -> list[Standing]:
     """One standing per entrant (in ``names`` order); results in any order."""
-    ordered = sorted(results, key=lambda r: r["index"])  # the bootstrap must not see timing
+    ordered = sorted(results, key=lambda r: r.index)  # the bootstrap must not see timing
     table = {n: Standing(name=n) for n in names}
     for result in ordered:
-        for index, name in enumerate(result["entrants"]):
+        for index, name in enumerate(result.entrants or []):
             table[name].add(result, index)
     if ordered:
         elo = rating_intervals(
@@ -94,7 +94,7 @@ class PairRecord:
 
 
 def pairwise(
-    names: Sequence[str], results: Sequence[dict[str, Any]]
+    names: Sequence[str], results: Sequence[GameResult]
 ) -> dict[tuple[str, str], PairRecord]:
     """Row entrant against column entrant: seat-against-seat wins, draws and losses."""
     table = {(a, b): PairRecord() for a in names for b in names if a != b}

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from arena.results import GameResult
 from strategies.params import AgentParams, dump_toml
 from tournament.entrants import builtin_entrant
 from tournament.run import Tournament, candidate_score
@@ -43,7 +43,7 @@ class Iteration:
     estimate: dict[str, float | int]
 
 
-def spsa_result(results: list[dict[str, Any]]) -> float:
+def spsa_result(results: list[GameResult]) -> float:
     """How much the plus side (entrant 0) beat the minus side (entrant 1), in [-1, 1]."""
     scores = [candidate_score(r, base=1, candidate=0) for r in results]
     valid = [s for s in scores if s is not None]

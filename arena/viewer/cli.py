@@ -11,8 +11,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
+from arena.config import ServerConfig
 from arena.replay import ReplayError, read_replay
-from arena.server import ServerConfig
 from arena.viewer.server import ViewerServer, parse_hostport
 from arena.viewer.stream import replay_messages
 
@@ -55,16 +55,17 @@ def add_replay_arguments(p: argparse.ArgumentParser) -> None:
 
 
 async def watched(
-    args: argparse.Namespace, config: ServerConfig, games: Callable[[], Awaitable[T]]
+    args: argparse.Namespace,
+    config: ServerConfig,
+    games: Callable[[ServerConfig], Awaitable[T]],
 ) -> T:
-    """Run the games, with the viewer following them when ``--http`` was given."""
+    """Run ``games(config)``, with the viewer following them when ``--http`` was given."""
     if args.http is None:
-        return await games()
+        return await games(config)
     host, port = args.http
     async with ViewerServer(host, port) as viewer:
-        config.listener = viewer
         print(f"viewer: {viewer.url}", file=sys.stderr, flush=True)
-        result = await games()
+        result = await games(config.model_copy(update={"listener": viewer}))
         if args.http_linger > 0:
             print(f"viewer stays up for {args.http_linger:g} s", file=sys.stderr, flush=True)
             await asyncio.sleep(args.http_linger)

@@ -29,13 +29,11 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from arena.referee import Event, GameRecord
-from arena.replay import ReplayError
+from arena.replay import ReplayError, ReplayEvent, parse_replay
 from arena.viewer.stream import (
     Message,
     TurnDiffer,
-    event_fields,
     live_end_message,
-    parse_replay,
     replay_messages,
     start_message,
 )
@@ -131,7 +129,7 @@ class ViewerServer:
 
     def turn_played(self, event: Event, state: GameState) -> None:
         if self._differ is not None:
-            self._publish(self._differ.turn(event_fields(event), state))
+            self._publish(self._differ.turn(ReplayEvent.of(event), state))
 
     def game_over(self, record: GameRecord) -> None:
         self._differ = None

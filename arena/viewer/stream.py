@@ -24,14 +24,11 @@ the page's job, since it only depends on who owns each cell.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
 from typing import Any
 
-import msgpack
-
-from arena.referee import Event, GameRecord
-from arena.replay import FORMAT, VERSION, ReplayError, initial_state, positions
-from arena.results import result_of
+from arena.referee import GameRecord
+from arena.replay import Replay, ReplayEvent, initial_state, positions
+from arena.results import GameResult, result_of
 from state.game import GameState
 from state.geometry import FREE
 from state.scoring import ranks
@@ -64,13 +61,6 @@ def start_message(
     }
 
 
-def event_fields(event: Event) -> dict[str, Any]:
-    """A referee's event in the replay file's shape (``dir``, not ``direction``)."""
-    d = asdict(event)
-    d["dir"] = d.pop("direction")
-    return d
-
-
 class TurnDiffer:
     """Turns the state after each event into a ``turn`` message with the cells that changed."""
 
@@ -79,7 +69,7 @@ class TurnDiffer:
         self._sheep = state.sheep[:]
         self._number = 0
 
-    def turn(self, event: dict[str, Any], state: GameState) -> Message:
+    def turn(self, event: ReplayEvent, state: GameState) -> Message:
         n = state.geometry.size
         cells: list[list[int]] = []
         taken: list[int] | None = None
@@ -95,14 +85,14 @@ class TurnDiffer:
         return {
             "type": "turn",
             "n": self._number,
-            "seat": event["seat"],
-            "kind": event["kind"],
-            "outcome": event["outcome"],
-            "x": event["x"],
-            "y": event["y"],
-            "split": event["split"],
-            "dir": event["dir"],
-            "elapsed": event.get("elapsed"),
+            "seat": event.seat,
+            "kind": event.kind,
+            "outcome": event.outcome,
+            "x": event.x,
+            "y": event.y,
+            "split": event.split,
+            "dir": event.dir,
+            "elapsed": event.elapsed,
             "to": taken,
             "cells": cells,
             "scores": state.scores(),
@@ -111,16 +101,16 @@ class TurnDiffer:
         }
 
 
-def end_message(result: dict[str, Any]) -> Message:
-    """From a results-file line or a replay (both carry the same keys)."""
+def end_message(result: GameResult | Replay) -> Message:
+    """From a game's result or a replay (both carry the end of the game)."""
     return {
         "type": "end",
-        "scores": list(result["scores"]),
-        "exact_scores": list(result["exact_scores"]),
-        "results": list(result["results"]),
-        "points": list(result["points"]),
-        "ranks": list(result.get("ranks") or ranks(result["results"])),
-        "stalled": bool(result["stalled"]),
+        "scores": list(result.scores),
+        "exact_scores": list(result.exact_scores),
+        "results": list(result.results),
+        "points": list(result.points),
+        "ranks": result.ranks if isinstance(result, GameResult) else ranks(result.results),
+        "stalled": result.stalled,
     }
 
 
@@ -128,40 +118,16 @@ def live_end_message(record: GameRecord) -> Message:
     return end_message(result_of(record))
 
 
-def parse_replay(data: bytes, name: str) -> dict[str, Any]:
-    """A replay file's bytes, checked like ``arena.replay.read_replay`` checks a path."""
-    try:
-        replay = msgpack.unpackb(data, raw=False, strict_map_key=False)
-    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
-        raise ReplayError(f"{name} is not a msgpack replay: {exc}") from None
-    if not isinstance(replay, dict) or replay.get("format") != FORMAT:
-        raise ReplayError(f"{name} is not a battlesheep replay")
-    if replay.get("version") != VERSION:
-        raise ReplayError(f"{name}: replay version {replay.get('version')} is not {VERSION}")
-    return replay
-
-
-def replay_messages(replay: dict[str, Any], name: str = "") -> list[Message]:
+def replay_messages(replay: Replay, name: str = "") -> list[Message]:
     """The whole stream of a recorded game; ReplayError if it does not replay."""
-    try:
-        state = initial_state(replay)
-        messages = [
-            start_message(
-                state,
-                int(replay["seed"]),
-                [int(t) for t in replay["teams"]],
-                float(replay["time_limit"]),
-                source="replay",
-                name=name,
-            )
-        ]
-        differ = TurnDiffer(state)
-        for event, after in positions(replay):
-            messages.append(differ.turn(event, after))
-        messages.append(end_message(replay))
-    except ReplayError:
-        raise
-    except (KeyError, IndexError, TypeError, ValueError) as exc:
-        what = f"missing key {exc}" if isinstance(exc, KeyError) else str(exc)
-        raise ReplayError(f"{name or 'the replay'} is malformed: {what}") from None
+    state = initial_state(replay)
+    messages = [
+        start_message(
+            state, replay.seed, replay.teams, replay.time_limit, source="replay", name=name
+        )
+    ]
+    differ = TurnDiffer(state)
+    for event, after in positions(replay):
+        messages.append(differ.turn(event, after))
+    messages.append(end_message(replay))
     return messages
