@@ -180,15 +180,10 @@ def agent_setup(args: argparse.Namespace, strategy_name: str | None) -> tuple[St
     return strategy, TimeLimits.for_limit(args.time_limit, args.margin, wanted=wanted)
 
 
-def _run(args: argparse.Namespace, strategy_name: str | None) -> int:
-    try:
-        strategy, limits = agent_setup(args, strategy_name)
-        TeamId(team_id=args.team)  # a 32-bit int, or the wire cannot carry it
-        transport, endpoint = _endpoint(args)
-    except (ParameterError, ValueError) as exc:
-        log.error("%s", exc)
-        return ExitCode.USAGE
-    session = GameSession(get_setting(args.game), strategy, limits)
+def _connection(
+    args: argparse.Namespace, session: GameSession, transport: str, endpoint: Endpoint | None
+) -> tuple[str, Coroutine[Any, Any, GameSummary]]:
+    """Where the session plays and the coroutine that plays it over its transport."""
     play: Coroutine[Any, Any, GameSummary]
     if transport == "tcp":
         host = args.host if endpoint is None else endpoint.host
@@ -229,6 +224,19 @@ def _run(args: argparse.Namespace, strategy_name: str | None) -> int:
                 reconnect_for=args.reconnect_for,
             ),
         )
+    return where, play
+
+
+def _run(args: argparse.Namespace, strategy_name: str | None) -> int:
+    try:
+        strategy, limits = agent_setup(args, strategy_name)
+        TeamId(team_id=args.team)  # a 32-bit int, or the wire cannot carry it
+        transport, endpoint = _endpoint(args)
+    except (ParameterError, ValueError) as exc:
+        log.error("%s", exc)
+        return ExitCode.USAGE
+    session = GameSession(get_setting(args.game), strategy, limits)
+    where, play = _connection(args, session, transport, endpoint)
     log.info(
         "team %s plays game %s as %s on %s over %s (limit %.2f s, margin %.2f s)",
         args.team,
