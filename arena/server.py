@@ -21,7 +21,7 @@ from arena.listeners import make_listeners
 from arena.players import Player
 from arena.referee import GameRecord, Referee
 from arena.results import GameResult, result_of
-from state.settings import get_setting
+from state.settings import GameSetting, get_setting
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +75,34 @@ async def _wait_seated(lobby: Lobby, plan: GamePlan, timeout: float) -> bool:
     return True
 
 
+async def _referee(
+    lobby: Lobby,
+    setting: GameSetting,
+    seed: int,
+    teams: Sequence[int],
+    config: ServerConfig,
+    index: int,
+    seated: bool,
+) -> GameRecord:
+    """Play one game between the lobby's seats (those missing lose their turns)."""
+    if not seated:
+        missing = [seat for seat in range(1, 5) if lobby.connection(seat) is None]
+        logger.warning("game %s: seats %s did not connect; playing without them", index, missing)
+    referee = Referee(
+        lobby, setting, seed, config.time_limit, list(teams), listener=config.listener
+    )
+    return await referee.play()
+
+
+def _done(
+    record: GameRecord, index: int, results: list[GameResult], on_game: GameDone | None
+) -> None:
+    result = result_of(record, index)
+    results.append(result)
+    if on_game is not None:
+        on_game(record, result)
+
+
 async def play_one(lobby: Lobby, plan: GamePlan, config: ServerConfig) -> GameRecord:
     """Start the plan's players against an already listening lobby and play the game."""
     setting = get_setting(plan.game)
@@ -82,15 +110,8 @@ async def play_one(lobby: Lobby, plan: GamePlan, config: ServerConfig) -> GameRe
     try:
         for player in plan.players:
             await player.start(config.host, lobby.port)
-        if not await _wait_seated(lobby, plan, config.connect_timeout):
-            missing = [seat for seat in range(1, 5) if lobby.connection(seat) is None]
-            logger.warning(
-                "game %s: seats %s did not connect; playing without them", plan.index, missing
-            )
-        referee = Referee(
-            lobby, setting, plan.seed, config.time_limit, list(plan.teams), listener=config.listener
-        )
-        return await referee.play()
+        seated = await _wait_seated(lobby, plan, config.connect_timeout)
+        return await _referee(lobby, setting, plan.seed, plan.teams, config, plan.index, seated)
     finally:
         lobby.accepting = False
         await asyncio.gather(*(p.stop(config.exit_grace) for p in plan.players))
@@ -110,14 +131,10 @@ async def serve_games(
     await lobby.start()
     if on_listening is not None:
         on_listening(lobby.port)
-    results = []
+    results: list[GameResult] = []
     try:
         for plan in plans:
-            record = await play_one(lobby, plan, config)
-            result = result_of(record, plan.index)
-            results.append(result)
-            if on_game is not None:
-                on_game(record, result)
+            _done(await play_one(lobby, plan, config), plan.index, results, on_game)
     finally:
         await lobby.close()
     return results
@@ -152,28 +169,18 @@ async def serve_open(
     await lobby.start()
     if on_listening is not None:
         on_listening(lobby)
-    results = []
+    results: list[GameResult] = []
     try:
         for index, seed in enumerate(seeds):
             lobby.new_game()
             teams = await lobby.wait_teams()
             try:
-                if not await lobby.wait_seated(config.connect_timeout):
-                    missing = [seat for seat in range(1, 5) if lobby.connection(seat) is None]
-                    logger.warning(
-                        "game %s: seats %s did not connect; playing without them", index, missing
-                    )
-                referee = Referee(
-                    lobby, setting, seed, config.time_limit, teams, listener=config.listener
-                )
-                record = await referee.play()
+                seated = await lobby.wait_seated(config.connect_timeout)
+                record = await _referee(lobby, setting, seed, teams, config, index, seated)
             finally:
                 lobby.accepting = False
                 await lobby.drop_all()
-            result = result_of(record, index)
-            results.append(result)
-            if on_game is not None:
-                on_game(record, result)
+            _done(record, index, results, on_game)
     finally:
         await lobby.close()
     return results
