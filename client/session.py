@@ -211,6 +211,15 @@ class GameSession:
             raise ServerDataError(
                 f"the initial map is no board of game {self.setting.game}: {exc}"
             ) from None
+        cells = len(state.geometry.cells)
+        if cells != self.setting.cells:
+            # No length on the wire: a bigger board read at this setting's size is cut to
+            # N x N ints. Its cell count tells: is the server playing another setting?
+            raise ServerDataError(
+                f"the initial map has {cells} playing cells, but game {self.setting.game} is "
+                f"played on {self.setting.cells} ({self.setting.size}x{self.setting.size}): "
+                "is the server playing another setting (--game)?"
+            )
         if seat != self.seat:
             if self.seat is not None:
                 log.warning("the server moved this client from seat %s to %s", self.seat, seat)

@@ -161,6 +161,28 @@ async def test_a_board_of_another_field_is_a_clear_error() -> None:
             await asyncio.wait_for(play_tcp(session(1), options(port, 7)), 5)
 
 
+async def test_a_map_of_another_setting_is_refused_not_answered() -> None:
+    """A 15x15 initial map sent to a game-1 client: read at 12x12 it is cut short (the
+    wire has no length); the client must say so and send nothing."""
+    setting = get_setting(2)
+    big = GameState(setting, random_geometry(setting, 3))
+    sent = InitialMap(code=1, id_package=1, player_id=1, map=as_board(big.wire_map()))
+    replies: list[bytes] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readexactly(4)
+        writer.write(encode(sent, setting.size))
+        await writer.drain()
+        replies.append(await reader.read(16))
+        writer.close()
+
+    server, port = await serve(handler)
+    async with server:
+        with pytest.raises(ServerDataError, match=r"playing cells, but game 1 is played on 64"):
+            await asyncio.wait_for(play_tcp(session(1), options(port, 7)), 5)
+    assert replies in ([], [b""])  # no position reply was sent
+
+
 async def run_cli(*args: str, timeout: float = 20) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
