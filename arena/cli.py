@@ -15,7 +15,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from arena.config import (
-    ConfigError,
     ServeOptions,
     ServerConfig,
     default_input,
@@ -24,11 +23,12 @@ from arena.config import (
 from arena.connections import Lobby
 from arena.players import ProcessPlayer
 from arena.referee import GameRecord
-from arena.replay import ReplayError, read_replay, replay_lines, write_replay
+from arena.replay import read_replay, replay_lines, write_replay
 from arena.results import GameResult, append_result, course_lines
 from arena.server import GamePlan, game_seeds, serve_games, serve_open
 from arena.viewer import cli as viewer_cli
 from protocol.endpoints import parse_endpoint
+from strategies.base import ConfigError
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -87,16 +87,6 @@ def register(sub: Any) -> None:
     replay.set_defaults(func=run_replay)
 
 
-def _error(message: str) -> int:
-    print(f"battlesheep: error: {message}", file=sys.stderr)
-    return 2
-
-
-def _option_error(exc: ValidationError) -> int:
-    err = exc.errors()[0]
-    return _error(f"--{str(err['loc'][-1]).replace('_', '-')}: {err['msg']}")
-
-
 def _quiet(args: argparse.Namespace) -> None:
     """Without -v the server logs warnings only: faults, intruders, lost turns."""
     if not args.verbose:
@@ -118,7 +108,18 @@ def _listen_config(args: argparse.Namespace) -> tuple[str, int, tuple[str, ...],
 
 
 def _serve_options(args: argparse.Namespace, game: int) -> ServeOptions:
-    """``serve``'s options and its server's configuration, validated (ValueError if not)."""
+    """``serve``'s options and its server's configuration, validated (ConfigError if not)."""
+    try:
+        return _options(args, game)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        option = str(err["loc"][-1]).replace("_", "-")
+        raise ConfigError(f"--{option}: {str(err['msg']).removeprefix('Value error, ')}") from None
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _options(args: argparse.Namespace, game: int) -> ServeOptions:
     host, port, listen, tcp = _listen_config(args)
     return ServeOptions(
         game=game,
@@ -140,16 +141,11 @@ def run_serve(args: argparse.Namespace) -> int:
     _quiet(args)
     if args.listen and not args.players:
         return run_open(args)
-    try:
-        players = read_input_file(args.players) if args.players else default_input()
-        game = args.game if args.game is not None else players.game
-        if game is None:
-            raise ConfigError(f"{args.players} has no 9th line with the setting; give --game")
-        options = _serve_options(args, game)
-    except ValidationError as exc:
-        return _option_error(exc)
-    except (ConfigError, ValueError) as exc:
-        return _error(str(exc))
+    players = read_input_file(args.players) if args.players else default_input()
+    game = args.game if args.game is not None else players.game
+    if game is None:
+        raise ConfigError(f"{args.players} has no 9th line with the setting; give --game")
+    options = _serve_options(args, game)
     if not args.players:
         print("player 1 is the project's agent (battlesheep play); players 2-4 are the sample")
         print("players random, greedy and random (battlesheep sample)")
@@ -191,8 +187,9 @@ def run_serve(args: argparse.Namespace) -> int:
         )
     except OSError as exc:
         if exc.filename:  # a results, record or log path, not the socket
-            return _error(f"cannot write {exc.filename}: {exc.strerror or exc}")
-        return _error(f"cannot listen on {config.host}:{config.port}: {exc.strerror or exc}")
+            raise ConfigError(f"cannot write {exc.filename}: {exc.strerror or exc}") from None
+        where = f"{config.host}:{config.port}"
+        raise ConfigError(f"cannot listen on {where}: {exc.strerror or exc}") from None
     return 0
 
 
@@ -218,14 +215,9 @@ def _game_reporter(
 
 def run_open(args: argparse.Namespace) -> int:
     """serve --listen without --players: seat four players started by hand, by team id."""
-    try:
-        if args.game is None:
-            raise ConfigError("--game is needed when the players are not given by --players")
-        options = _serve_options(args, args.game)
-    except ValidationError as exc:
-        return _option_error(exc)
-    except (ConfigError, ValueError) as exc:
-        return _error(str(exc))
+    if args.game is None:
+        raise ConfigError("--game is needed when the players are not given by --players")
+    options = _serve_options(args, args.game)
     config = options.server
 
     def on_listening(lobby: Lobby) -> None:
@@ -250,18 +242,15 @@ def run_open(args: argparse.Namespace) -> int:
         )
     except OSError as exc:
         if exc.filename:
-            return _error(f"cannot write {exc.filename}: {exc.strerror or exc}")
-        return _error(f"cannot listen: {exc.strerror or exc}")
+            raise ConfigError(f"cannot write {exc.filename}: {exc.strerror or exc}") from None
+        raise ConfigError(f"cannot listen: {exc.strerror or exc}") from None
     return 0
 
 
 def run_replay(args: argparse.Namespace) -> int:
     if args.open:
         return viewer_cli.run_replay_open(args)
-    try:
-        replay = read_replay(args.file)
-        for line in replay_lines(replay, boards=not args.no_boards):
-            print(line)
-    except ReplayError as exc:
-        return _error(str(exc))
+    replay = read_replay(args.file)  # a bad file: ReplayError, one line
+    for line in replay_lines(replay, boards=not args.no_boards):
+        print(line)
     return 0

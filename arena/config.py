@@ -30,7 +30,7 @@ from pydantic import (
 
 from arena.referee import GameListener
 from state.settings import PLAYERS
-from strategies.params import ConfigError as ConfigError  # the one bad-configuration error
+from strategies.base import ConfigError
 
 INT32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
 PLACEHOLDERS = ("port", "host", "team", "game", "time_limit")

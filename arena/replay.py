@@ -31,13 +31,14 @@ from state.game import GameState, IllegalMoveError, Move
 from state.geometry import Geometry
 from state.render import SEAT_MARKS, render
 from state.settings import SETTINGS, get_setting
+from strategies.base import ConfigError
 
 FORMAT: Final = "battlesheep-replay"
 VERSION: Final = 1
 FOUR = Field(min_length=4, max_length=4)
 
 
-class ReplayError(ValueError):
+class ReplayError(ConfigError):
     """A replay file that cannot be read or does not replay to its recorded end."""
 
 

@@ -15,6 +15,8 @@ import os
 import sys
 from collections.abc import Sequence
 
+from client.errors import run_command
+
 COMMAND_MODULES = [
     "battlesheep.demo",
     "client.cli",
@@ -54,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         filename=getattr(args, "log_file", None),
     )
     try:
-        result: int = args.func(args)
+        result = run_command(args.func, args, "battlesheep")
         sys.stdout.flush()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -17,7 +17,7 @@ from arena.results import result_of
 from bench import quiet_games
 from state.game import GameState
 from state.render import render, score_line
-from strategies.base import ParameterError
+from strategies.base import ConfigError
 from strategies.registry import make_strategy, parse_seat
 
 
@@ -74,14 +74,11 @@ def run(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else random.randrange(2**31)
     specs = [s.strip() for s in args.seats.split(",")]
     if len(specs) != 4:
-        raise SystemExit(f"battlesheep: error: --seats needs 4 strategies, not {len(specs)}")
-    try:
-        players = []
-        for k, spec in enumerate(specs):
-            name, params = parse_seat(spec)
-            players.append(make_strategy(name, {"seed": seed * 4 + k, **params}))
-    except ParameterError as exc:
-        raise SystemExit(f"battlesheep: error: {exc}") from None
+        raise ConfigError(f"--seats needs 4 strategies, not {len(specs)}")
+    players = []
+    for k, spec in enumerate(specs):
+        name, params = parse_seat(spec)
+        players.append(make_strategy(name, {"seed": seed * 4 + k, **params}))
     game = play_local(args.game, seed, players, args.time_limit, listener=TurnPrinter())
     print("points:", result_of(game.record).points)
     return 0

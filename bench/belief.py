@@ -14,20 +14,20 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from arena.local import play_local
-from arena.replay import ReplayError, initial_state, read_replay
+from arena.replay import initial_state, read_replay
 from bench import print_figures, quiet_games
 from state.belief import Belief, SplitPrior, guess_counts
 from state.game import GameState, Move
 from state.geometry import Geometry
 from state.observe import Action, ingest, state_from_observation
 from state.settings import PLAYERS, get_setting
+from strategies.base import ConfigError
 from strategies.registry import make_strategy, parse_seat
 
 
@@ -198,11 +198,10 @@ def run(args: argparse.Namespace) -> int:
     quiet_games()
     seats = [s.strip() for s in args.seats.split(",")]
     if len(seats) != 4:
-        raise SystemExit(f"--seats needs four strategies, got {len(seats)}: {args.seats!r}")
+        raise ConfigError(f"--seats needs four strategies, not {len(seats)}: {args.seats!r}")
     try:
         figures = bench_belief(args.games, seats, args.move_time, args.samples, args.replays)
-    except (ValueError, ReplayError) as exc:
-        print(f"bench belief: {exc}", file=sys.stderr)
-        return 2
+    except ValueError as exc:  # a replay of another setting, too few replays
+        raise ConfigError(str(exc)) from None
     print_figures(figures)
     return 0

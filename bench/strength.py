@@ -13,7 +13,6 @@ strategy against a pair of ``uct``; both report the pair's win rate.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -21,8 +20,8 @@ from typing import Any
 from arena.results import SEARCH_KEYS, GameResult
 from bench import print_figures, quiet_games
 from state.settings import get_setting
-from strategies.base import ParameterError
-from strategies.params import ConfigError, load_agent_params
+from strategies.base import ConfigError
+from strategies.params import load_agent_params
 from strategies.registry import DEFAULT_STRATEGY, make_strategy, parse_params
 from tournament.entrants import Entrant, builtin_entrant, parse_entrant
 from tournament.run import Tournament
@@ -74,11 +73,11 @@ def field_lineup(
     """The entrants of a field (the measured one first) and the lineup to rotate."""
     if fld in PAIR_FIELDS:
         if game != 4:
-            raise SystemExit(f"field {fld!r} is a team field: it needs --game 4")
+            raise ConfigError(f"field {fld!r} is a team field: it needs --game 4")
         return [measured, parse_entrant(f"field0={PAIR_FIELDS[fld]}", time_limit)], (0, 1, 0, 1)
     specs = FIELDS.get(fld) or fld.split(",")
     if len(specs) != 3:
-        raise SystemExit(f"field {fld!r}: need three seat specs, not {len(specs)}")
+        raise ConfigError(f"field {fld!r}: need three seat specs, not {len(specs)}")
     distinct = list(dict.fromkeys(s.strip() for s in specs))
     entrants = [
         measured,
@@ -148,11 +147,7 @@ def measured_strategy(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
 
 def run(args: argparse.Namespace) -> int:
     quiet_games()
-    try:
-        name, params = measured_strategy(args)
-    except (ConfigError, ParameterError) as exc:
-        print(f"battlesheep: error: {exc}", file=sys.stderr)
-        return 2
+    name, params = measured_strategy(args)
     measured = builtin_entrant(name, name, params, args.time_limit)
     runner = LocalRunner(args.jobs)
     try:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 def run(defaults: Sequence[str], argv: Sequence[str] | None = None, prog: str = "agent") -> int:
     from client.cli import register
+    from client.errors import run_command
 
     parser = argparse.ArgumentParser(
         prog=prog, description=f"Battle Sheep agent; built-in options: {' '.join(defaults)}"
@@ -31,7 +32,7 @@ def run(defaults: Sequence[str], argv: Sequence[str] | None = None, prog: str = 
         filename=args.log_file,
     )
     try:
-        code: int = args.func(args)
+        code = run_command(args.func, args, prog)
     except KeyboardInterrupt:
         return 130
     return code

@@ -15,10 +15,9 @@ from client.mqtt import MqttOptions, play_mqtt
 from client.session import GameSession, GameSummary
 from client.tcp import ConnectOptions, play_tcp
 from client.ws import WsOptions, play_ws
-from protocol import TeamId
 from protocol.endpoints import Endpoint, parse_endpoint
 from state.settings import get_setting
-from strategies.base import ParameterError, Strategy
+from strategies.base import ConfigError, Strategy
 from strategies.params import load_agent_params
 from strategies.registry import DEFAULT_STRATEGY, STRATEGIES, make_strategy, parse_params
 
@@ -146,15 +145,18 @@ def _port(text: str) -> int:
 
 
 def _endpoint(args: argparse.Namespace) -> tuple[str, Endpoint | None]:
-    """The transport and its parsed URL (None: TCP on --host/--port); ValueError if they clash."""
+    """The transport and its parsed URL (None: TCP on --host/--port); ConfigError if bad."""
     if args.url is None:
         transport = args.transport or "tcp"
         if transport == "tcp":
             return transport, None
         return transport, parse_endpoint(DEFAULT_URLS[transport])
-    endpoint = parse_endpoint(args.url)
+    try:
+        endpoint = parse_endpoint(args.url)
+    except ValueError as exc:
+        raise ConfigError(f"--url {exc}") from None
     if args.transport is not None and args.transport != endpoint.scheme:
-        raise ValueError(f"--transport {args.transport} does not fit --url {args.url}")
+        raise ConfigError(f"--transport {args.transport} does not fit --url {args.url}")
     return endpoint.scheme, endpoint
 
 
@@ -177,7 +179,11 @@ def agent_setup(args: argparse.Namespace, strategy_name: str | None) -> tuple[St
         wanted = agent.margin
     params.update(parse_params(args.param))
     strategy = make_strategy(strategy_name or DEFAULT_STRATEGY, params)
-    return strategy, TimeLimits.for_limit(args.time_limit, args.margin, wanted=wanted)
+    try:
+        limits = TimeLimits.for_limit(args.time_limit, args.margin, wanted=wanted)
+    except ValueError as exc:
+        raise ConfigError(f"--time-limit/--margin: {exc}") from None
+    return strategy, limits
 
 
 def _connection(
@@ -228,13 +234,8 @@ def _connection(
 
 
 def _run(args: argparse.Namespace, strategy_name: str | None) -> int:
-    try:
-        strategy, limits = agent_setup(args, strategy_name)
-        TeamId(team_id=args.team)  # a 32-bit int, or the wire cannot carry it
-        transport, endpoint = _endpoint(args)
-    except (ParameterError, ValueError) as exc:
-        log.error("%s", exc)
-        return ExitCode.USAGE
+    strategy, limits = agent_setup(args, strategy_name)
+    transport, endpoint = _endpoint(args)
     session = GameSession(get_setting(args.game), strategy, limits)
     where, play = _connection(args, session, transport, endpoint)
     log.info(

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
+import sys
+from collections.abc import Callable
 from enum import IntEnum
+
+from strategies.base import ConfigError
 
 
 class ExitCode(IntEnum):
@@ -28,3 +33,21 @@ class ConnectionFailed(ClientError):
     """No connection within the retry window."""
 
     exit_code = ExitCode.CONNECTION
+
+
+def report(prog: str, message: str) -> int:
+    """The one style of a command's error: one line on stderr; the usage exit code."""
+    print(f"{prog}: error: {message}", file=sys.stderr)  # noqa: T201
+    return ExitCode.USAGE
+
+
+def run_command(
+    func: Callable[[argparse.Namespace], int], args: argparse.Namespace, prog: str
+) -> int:
+    """Run a subcommand; bad configuration (an option, a file, a seat, a strategy parameter)
+    ends it with one line and exit 2 wherever it is found: the one place that says so, for
+    ``battlesheep`` and for the built agents."""
+    try:
+        return func(args)
+    except ConfigError as exc:
+        return report(prog, str(exc))

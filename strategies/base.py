@@ -31,7 +31,13 @@ class StrategyParams(BaseModel):
     seed: int | None = None
 
 
-class ParameterError(ValueError):
+class ConfigError(ValueError):
+    """Bad user configuration (a parameter file, an input file, an option, a seat or entrant
+    spec); the message names where it comes from and the key at fault. Every command ends
+    on one with one line ``battlesheep: error: ...`` and exit 2 (``client.errors``)."""
+
+
+class ParameterError(ConfigError):
     """A parameter name or value a strategy does not accept."""
 
 
@@ -83,14 +89,23 @@ class Strategy(ABC):
         try:
             self.params = self.Params(**(params or {}))
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'params'}: {err['msg']}"
-                for err in exc.errors()
-            )
-            raise ParameterError(f"strategy {self.name!r}: {problems}") from None
+            raise ParameterError(f"strategy {self.name!r}: {self._problems(exc)}") from None
         self.rng = random.Random(self.params.seed)
         self.setting: GameSetting | None = None
         self.seat = 0
+
+    @classmethod
+    def _problems(cls, exc: ValidationError) -> str:
+        """What was wrong with the parameters, one clause per key."""
+        known = ", ".join(sorted(cls.Params.model_fields))
+        problems = []
+        for err in exc.errors():
+            key = ".".join(str(p) for p in err["loc"]) or "params"
+            if err["type"] == "extra_forbidden":
+                problems.append(f"unknown parameter {key!r} (known: {known})")
+            else:
+                problems.append(f"{key}: {err['msg']}")
+        return "; ".join(problems)
 
     def new_game(self, setting: GameSetting, seat: int) -> None:
         """Forget everything learned in an earlier game."""

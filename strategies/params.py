@@ -36,17 +36,12 @@ from annotated_types import Ge, Gt, Le, Lt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
 
-from strategies.base import StrategyParams
+from strategies.base import ConfigError, StrategyParams
 
 MAX_NESTING = 8
 """Tables and arrays nested deeper than this are refused (the format needs two levels)."""
 
 Value = bool | int | float | str
-
-
-class ConfigError(ValueError):
-    """Bad user configuration (a parameter file, an input file, an option, a seat or entrant
-    spec); the message names where it comes from and the key at fault."""
 
 
 class AgentParams(BaseModel):

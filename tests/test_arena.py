@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
-from arena.config import ConfigError, command_argv, parse_input_text
+from arena.config import command_argv, parse_input_text
 from arena.replay import final_state, read_replay, write_replay
 from arena.results import GameResult, course_lines, read_results
 from state.scoring import ranked_results, tournament_points
 from state.settings import get_setting
+from strategies.base import ConfigError
 from tests.arena_support import TEAMS, TEMPLATE, check_game, play_template_game, seat_log
 from tests.boards import read_vector, rows_to_map
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.config import ConfigError
 from arena.results import read_results
+from strategies.base import ConfigError
 from tests.arena_support import TEMPLATE
 from tournament.cli import seat_entrants
 from tournament.run import read_results_file

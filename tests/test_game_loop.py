@@ -131,7 +131,7 @@ def test_match_seating_is_the_round_robin_of_four() -> None:
 
 
 def test_in_process_schedules_refuse_programs() -> None:
-    from arena.config import ConfigError
+    from strategies.base import ConfigError
     from tournament.entrants import parse_entrant
 
     entrants = (builtin_entrant("a", "random", {}, 1.0), parse_entrant("cmd:prog", 1.0))

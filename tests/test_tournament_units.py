@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from arena.results import GameResult, result_line
-from strategies.params import ConfigError, dump_toml, load_agent_params
+from strategies.base import ConfigError
+from strategies.params import dump_toml, load_agent_params
 from tournament.entrants import Entrant, parse_entrant, parse_entrants
 from tournament.plot import plot_tournament
 from tournament.run import candidate_score, prepare_results_file, read_results_file

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from client.cli import team_id
-from strategies.params import ConfigError
+from client.errors import report
 from tournament.build import (
     BuildError,
     agent_name,
@@ -19,7 +20,7 @@ from tournament.build import (
     default_params_file,
     source_zip,
 )
-from tournament.cli import error, quiet
+from tournament.cli import quiet
 
 
 def _agent_options(p: argparse.ArgumentParser) -> None:
@@ -61,8 +62,8 @@ def main_build(args: argparse.Namespace) -> int:
             path = build_exe(_params_file(args), args.agent, args.team, out_dir, work)
         else:
             path = build_zipapp(_params_file(args), args.agent, args.team, out_dir)
-    except (BuildError, ConfigError) as exc:
-        return error(str(exc))
+    except BuildError as exc:
+        return report("battlesheep", str(exc))
     print(f"built {path} ({path.stat().st_size // 1024} KiB); run it: {path} [play options]")
     return 0
 
@@ -75,8 +76,8 @@ def main_submission(args: argparse.Namespace) -> int:
     try:
         exe = build_exe(params, args.agent, args.team, target, Path("build") / "pyinstaller")
         sources = source_zip(params, args.agent, args.team, target)
-    except (BuildError, ConfigError) as exc:
-        return error(str(exc))
+    except BuildError as exc:
+        return report("battlesheep", str(exc))
     logs = Path(tempfile.mkdtemp(prefix=f"battlesheep-{agent_name(args.team, args.agent)}-"))
     # Seat 1 is expected to send the team id baked into the build, as on the course server.
     result = check_game(exe, args.agent, args.team, args.check_time_limit, logs)
@@ -86,6 +87,14 @@ def main_submission(args: argparse.Namespace) -> int:
     )
     problems = check_problems(result)
     if problems:
-        return error(f"the submission did not play a clean game: {', '.join(problems)}")
+        # Nothing that failed its check may look like a submission: move it aside.
+        failed = target.with_name("submission-failed")
+        shutil.rmtree(failed, ignore_errors=True)
+        target.rename(failed)
+        return report(
+            "battlesheep",
+            f"the submission did not play a clean game: {', '.join(problems)};"
+            f" the build is kept in {failed}, not in {target}",
+        )
     print(f"submission in {target}: {exe.name}, {sources.name}")
     return 0

@@ -22,7 +22,8 @@ from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from strategies.params import ConfigError, load_agent_params
+from strategies.base import ConfigError
+from strategies.params import load_agent_params
 from tournament.entrants import Entrant, parse_entrant, parse_entrants
 from tournament.run import RunOutcome, RunProgress, Tournament, header_seed
 from tournament.runner import default_jobs, make_runner
@@ -117,11 +118,6 @@ def register_match(sub: Any) -> None:
     )
 
 
-def error(message: str) -> int:
-    print(f"battlesheep: error: {message}", file=sys.stderr)
-    return 2
-
-
 def quiet(args: argparse.Namespace) -> None:
     # Each game logs its server's life; only warnings matter on a long run.
     if not args.verbose:
@@ -153,10 +149,7 @@ def seat_entrants(seats: str, time_limit: float) -> list[Entrant]:
 
 
 def main_match(args: argparse.Namespace) -> int:
-    try:
-        entrants = seat_entrants(args.seats, args.time_limit)
-    except ConfigError as exc:
-        return error(str(exc))
+    entrants = seat_entrants(args.seats, args.time_limit)
     if args.games % 4:
         print(
             f"note: {args.games} games is not a multiple of 4; seats are not equally often played",
@@ -166,66 +159,56 @@ def main_match(args: argparse.Namespace) -> int:
 
 
 def main_tournament(args: argparse.Namespace) -> int:
-    try:
-        entrants = parse_entrants(args.entrants, args.time_limit)
-    except ConfigError as exc:
-        return error(str(exc))
-    return play_tournament(args, entrants)
+    return play_tournament(args, parse_entrants(args.entrants, args.time_limit))
 
 
 def play_tournament(args: argparse.Namespace, entrants: list[Entrant]) -> int:
     quiet(args)
-    try:
-        if args.jobs < 1 or args.time_limit <= 0 or (args.games is not None and args.games < 1):
-            raise ConfigError("--games, --jobs and --time-limit must be positive")
-        sprt = parse_sprt(args.sprt) if args.sprt else None
-        if sprt is not None and len(entrants) != 2:
-            raise ConfigError("--sprt needs exactly two entrants: A (the base) and B")
-        results_path = Path(args.results) if args.results else None
-        seed = args.seed
-        if seed is None and args.resume and results_path is not None:
-            seed = header_seed(results_path)
-        if seed is None:
-            seed = random.randrange(2**31)
-        per_round = len(arrangements(len(entrants), args.fmt))
-        games = args.games or (1000 if sprt else 4 * per_round)
-        logs = Path(args.player_logs or tempfile.mkdtemp(prefix="battlesheep-tournament-"))
-        schedule = Schedule(
-            tuple(entrants),
-            args.game,
-            seed,
-            args.time_limit,
-            args.fmt,
-            args.connect_timeout,
-            str(logs),
-            record_dir=args.record or "",
-        )
-        tournament = Tournament(
-            schedule,
-            games,
-            results_path,
-            args.resume,
-            sprt,
-            args.alpha,
-            args.beta,
-            args.sprt_min_games,
-        )
-        outcome = run_with_progress(tournament, args)
-    except (ConfigError, RuntimeError) as exc:
-        return error(str(exc))
+    if args.jobs < 1 or args.time_limit <= 0 or (args.games is not None and args.games < 1):
+        raise ConfigError("--games, --jobs and --time-limit must be positive")
+    sprt = parse_sprt(args.sprt) if args.sprt else None
+    if sprt is not None and len(entrants) != 2:
+        raise ConfigError("--sprt needs exactly two entrants: A (the base) and B")
+    results_path = Path(args.results) if args.results else None
+    seed = args.seed
+    if seed is None and args.resume and results_path is not None:
+        seed = header_seed(results_path)
+    if seed is None:
+        seed = random.randrange(2**31)
+    per_round = len(arrangements(len(entrants), args.fmt))
+    games = args.games or (1000 if sprt else 4 * per_round)
+    logs = Path(args.player_logs or tempfile.mkdtemp(prefix="battlesheep-tournament-"))
+    schedule = Schedule(
+        tuple(entrants),
+        args.game,
+        seed,
+        args.time_limit,
+        args.fmt,
+        args.connect_timeout,
+        str(logs),
+        record_dir=args.record or "",
+    )
+    tournament = Tournament(
+        schedule,
+        games,
+        results_path,
+        args.resume,
+        sprt,
+        args.alpha,
+        args.beta,
+        args.sprt_min_games,
+    )
+    outcome = run_with_progress(tournament, args)
     report(tournament, outcome, args, logs)
     if args.plot:
         from tournament.plot import plot_tournament
 
-        try:
-            plot_tournament(
-                Path(args.plot),
-                standings([e.name for e in entrants], outcome.results),
-                outcome.sprt,
-                outcome.llr_history,
-            )
-        except RuntimeError as exc:
-            return error(str(exc))
+        plot_tournament(
+            Path(args.plot),
+            standings([e.name for e in entrants], outcome.results),
+            outcome.sprt,
+            outcome.llr_history,
+        )
         print(f"plot written to {args.plot}")
     return 130 if outcome.interrupted else 0
 
@@ -359,26 +342,23 @@ def register_tune(sub: Any) -> None:
 
 def main_tune(args: argparse.Namespace) -> int:
     quiet(args)
-    try:
-        if args.iterations < 1 or args.games_per_iteration < 1 or args.time_limit <= 0:
-            raise ConfigError("--iterations, --games-per-iteration and --time-limit must be > 0")
-        agent = load_agent_params(args.params)
-        dims = load_space(args.space, agent)
-        out = Path(args.out) if args.out else Path(args.params).with_suffix(".tuned.toml")
-        seed = args.seed if args.seed is not None else random.randrange(2**31)
-        start = {k: float(v) for k, v in agent.params.items() if isinstance(v, int | float)}
-        spsa = Spsa(dims, start, a=args.lr, seed=seed)
-        settings = TuneSettings(
-            args.game,
-            seed,
-            args.time_limit,
-            args.games_per_iteration,
-            args.connect_timeout,
-            args.player_logs or tempfile.mkdtemp(prefix="battlesheep-tune-"),
-        )
-        runner = make_runner(args.jobs, args.cluster or None, args.cluster is not None)
-    except (ConfigError, RuntimeError) as exc:
-        return error(str(exc))
+    if args.iterations < 1 or args.games_per_iteration < 1 or args.time_limit <= 0:
+        raise ConfigError("--iterations, --games-per-iteration and --time-limit must be > 0")
+    agent = load_agent_params(args.params)
+    dims = load_space(args.space, agent)
+    out = Path(args.out) if args.out else Path(args.params).with_suffix(".tuned.toml")
+    seed = args.seed if args.seed is not None else random.randrange(2**31)
+    start = {k: float(v) for k, v in agent.params.items() if isinstance(v, int | float)}
+    spsa = Spsa(dims, start, a=args.lr, seed=seed)
+    settings = TuneSettings(
+        args.game,
+        seed,
+        args.time_limit,
+        args.games_per_iteration,
+        args.connect_timeout,
+        args.player_logs or tempfile.mkdtemp(prefix="battlesheep-tune-"),
+    )
+    runner = make_runner(args.jobs, args.cluster or None, args.cluster is not None)
     print(f"tuning {', '.join(d.name for d in dims)} of {args.params}; start {spsa.values()}")
     try:
         for it in tune(runner, agent, spsa, settings, args.iterations, out, args.params):

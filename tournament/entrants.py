@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from client.clock import TimeLimits
-from strategies.base import ParameterError
-from strategies.params import AgentParams, ConfigError, load_agent_params
+from strategies.base import ConfigError, ParameterError
+from strategies.params import AgentParams, load_agent_params
 from strategies.registry import make_strategy, parse_seat
 
 _FILE_SUFFIXES = (".toml", ".yaml", ".yml")

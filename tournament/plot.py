@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
+from strategies.base import ConfigError
 from tournament.standings import Standing
 from tournament.stats import Sprt
 
@@ -30,7 +31,7 @@ def plot_tournament(
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise RuntimeError("--plot needs matplotlib: pip install 'battlesheep[plot]'") from None
+        raise ConfigError("--plot needs matplotlib: pip install 'battlesheep[plot]'") from None
     ordered = sorted(rows, key=lambda r: r.elo.mean)
     panels = 3 if sprt is not None else 2
     fig, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 0.5 * len(rows) + 3))

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.results import GameResult, ResultsError, parse_result, result_line
-from strategies.params import ConfigError
+from strategies.base import ConfigError
 from tournament.runner import Runner
 from tournament.schedule import Schedule
 from tournament.stats import Sprt

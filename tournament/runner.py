@@ -34,6 +34,7 @@ from arena.referee import GameRecord
 from arena.replay import write_replay
 from arena.results import GameResult, result_of, search_figures
 from arena.server import GamePlan, play_single
+from strategies.base import ConfigError
 from strategies.registry import make_strategy
 from tournament.schedule import GameTask
 
@@ -155,7 +156,7 @@ class DaskRunner:
             # Typed as Any: distributed ships no annotations mypy accepts in strict use.
             self.dask: Any = importlib.import_module("distributed")
         except ImportError:
-            raise RuntimeError("--cluster needs Dask: pip install 'battlesheep[cluster]'") from None
+            raise ConfigError("--cluster needs Dask: pip install 'battlesheep[cluster]'") from None
         self.cluster: Any = None
         if address:
             self.client: Any = self.dask.Client(address)

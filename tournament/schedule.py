@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from strategies.params import ConfigError
+from strategies.base import ConfigError
 from tournament.entrants import Entrant
 
 FIRST_TEAM = 101

@@ -30,7 +30,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from strategies.params import AgentParams, ConfigError, allowed, field_range, read_data
+from strategies.base import ConfigError
+from strategies.params import AgentParams, allowed, field_range, read_data
 
 ALPHA = 0.602
 GAMMA = 0.101

@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import TypeVar
 
 from arena.config import ServerConfig
-from arena.replay import ReplayError, read_replay
+from arena.replay import read_replay
 from arena.viewer.server import ViewerServer, parse_hostport
 from arena.viewer.stream import replay_messages
+from strategies.base import ConfigError
 
 T = TypeVar("T")
 
@@ -89,20 +90,13 @@ async def _serve_replay(messages: list[dict[str, object]], args: argparse.Namesp
 
 
 def run_replay_open(args: argparse.Namespace) -> int:
-    try:
-        messages = replay_messages(read_replay(args.file), Path(args.file).name)
-    except ReplayError as exc:
-        print(f"battlesheep: error: {exc}", file=sys.stderr)
-        return 2
+    messages = replay_messages(read_replay(args.file), Path(args.file).name)  # or ReplayError
     try:
         asyncio.run(_serve_replay(messages, args))
     except OSError as exc:
         host, port = args.http
-        print(
-            f"battlesheep: error: cannot serve the viewer on {host}:{port}: {exc.strerror or exc}",
-            file=sys.stderr,
-        )
-        return 2
+        where = f"{host}:{port}"
+        raise ConfigError(f"cannot serve the viewer on {where}: {exc.strerror or exc}") from None
     except KeyboardInterrupt:
         pass
     return 0
