@@ -35,6 +35,7 @@ from strategies.common import (
 )
 
 INF = 1e9
+_CHECK_EVERY = 64  # nodes between two looks at the clock
 _EXACT, _LOWER, _UPPER = 0, 1, 2
 
 
@@ -54,19 +55,12 @@ class AbResult:
 
 
 class AlphaBeta:
-    def __init__(
-        self,
-        policy: str,
-        weights: EvalWeights,
-        splits: int = 2,
-        check_every: int = 64,
-    ) -> None:
+    def __init__(self, policy: str, weights: EvalWeights, splits: int = 2) -> None:
         if policy not in ("brs", "paranoid"):
             raise ValueError(f"multi-player policy must be 'brs' or 'paranoid', not {policy!r}")
         self.policy = policy
         self.weights = weights
         self.n_splits = splits
-        self.check_every = check_every
         self.tt: dict[int, tuple[int, float, int, SearchMove | None]] = {}
         self.nodes = 0
         self.heuristic_leaves = 0
@@ -107,7 +101,7 @@ class AlphaBeta:
 
     def _tick(self) -> None:
         self.nodes += 1
-        if self.nodes % self.check_every == 0:
+        if self.nodes % _CHECK_EVERY == 0:
             assert self.budget is not None
             if time.monotonic() >= self.stop_at or self.budget.expired():
                 raise SearchTimeout
@@ -162,74 +156,107 @@ class AlphaBeta:
         cut, tt_move = self._probe(key, depth, alpha, beta)
         if cut is not None:
             return cut
-        a0, b0 = alpha, beta
-        best_move: SearchMove | None = None
-        order = depth >= 2
         if maxing:
-            moves = self._moves(state, order, tt_move)
-            if not moves:
-                if state.is_terminal():
-                    return self._terminal_value(state)
-                state.skip_turn()
-                try:
-                    value = self._brs(state, depth - 1, alpha, beta, False)
-                finally:
-                    state.undo()
-                return value
-            best = -INF
-            for mv in moves:
-                state.slide(mv[0], mv[2], mv[3])
-                try:
-                    v = self._brs(state, depth - 1, alpha, beta, False)
-                finally:
-                    state.undo()
-                if v > best:
-                    best, best_move = v, mv
-                    if v > alpha:
-                        alpha = v
-                        if alpha >= beta:
-                            break
-        else:
-            best = INF
-            any_move = False
-            skipped = 0
-            # Opponents in seat order; the partner (game 4) stays passive.
+            return self._brs_ours(state, key, depth, alpha, beta, tt_move)
+        return self._brs_replies(state, key, depth, alpha, beta, tt_move)
+
+    def _brs_ours(
+        self,
+        state: GameState,
+        key: int,
+        depth: int,
+        alpha: float,
+        beta: float,
+        tt_move: SearchMove | None,
+    ) -> float:
+        """The root seat's layer: the best of its moves (it skips when it has none)."""
+        moves = self._moves(state, depth >= 2, tt_move)
+        if not moves:
+            if state.is_terminal():
+                return self._terminal_value(state)
+            state.skip_turn()
             try:
-                while state.to_move != self.seat:
-                    q = state.to_move
-                    if q != self.ally:
-                        moves = self._moves(state, order, tt_move if skipped == 0 else None)
-                        for mv in moves:
-                            any_move = True
-                            state.slide(mv[0], mv[2], mv[3])
-                            extra = 0
-                            try:
-                                while state.to_move != self.seat:
-                                    state.skip_turn()
-                                    extra += 1
-                                v = self._brs(state, depth - 1, alpha, beta, True)
-                            finally:
-                                for _ in range(extra + 1):
-                                    state.undo()
-                            if v < best:
-                                best = v
-                                best_move = mv if skipped == 0 else None
-                                if v < beta:
-                                    beta = v
-                                    if alpha >= beta:
-                                        break
-                        if alpha >= beta:
-                            break
-                    state.skip_turn()
-                    skipped += 1
-                if not any_move and alpha < beta:
-                    # Nobody but us may move: the opponents' layer is empty.
-                    best = self._brs(state, depth - 1, alpha, beta, True)
+                return self._brs(state, depth - 1, alpha, beta, False)
             finally:
-                for _ in range(skipped):
-                    state.undo()
-        self._store(key, depth, best, a0, b0, best_move)
+                state.undo()
+        a0 = alpha
+        best = -INF
+        best_move: SearchMove | None = None
+        for mv in moves:
+            state.slide(mv[0], mv[2], mv[3])
+            try:
+                v = self._brs(state, depth - 1, alpha, beta, False)
+            finally:
+                state.undo()
+            if v > best:
+                best, best_move = v, mv
+                if v > alpha:
+                    alpha = v
+                    if alpha >= beta:
+                        break
+        self._store(key, depth, best, a0, beta, best_move)
         return best
+
+    def _brs_replies(
+        self,
+        state: GameState,
+        key: int,
+        depth: int,
+        alpha: float,
+        beta: float,
+        tt_move: SearchMove | None,
+    ) -> float:
+        """The opponents' layer: the one reply, by any opponent in seat order, that is
+        worst for the root seat; the other seats skip (the partner in game 4 stays
+        passive). When no opponent can move the layer is empty."""
+        b0 = beta
+        order = depth >= 2
+        best = INF
+        best_move: SearchMove | None = None
+        any_move = False
+        skipped = 0
+        try:
+            while state.to_move != self.seat:
+                if state.to_move != self.ally:
+                    # The stored best move is a reply of the first opponent only.
+                    moves = self._moves(state, order, tt_move if skipped == 0 else None)
+                    for mv in moves:
+                        any_move = True
+                        v = self._after_reply(state, mv, depth, alpha, beta)
+                        if v < best:
+                            best = v
+                            best_move = mv if skipped == 0 else None
+                            if v < beta:
+                                beta = v
+                                if alpha >= beta:
+                                    break
+                    if alpha >= beta:
+                        break
+                state.skip_turn()
+                skipped += 1
+            if not any_move and alpha < beta:
+                best = self._brs(state, depth - 1, alpha, beta, True)
+        finally:
+            for _ in range(skipped):
+                state.undo()
+        self._store(key, depth, best, alpha, b0, best_move)
+        return best
+
+    def _after_reply(
+        self, state: GameState, mv: SearchMove, depth: int, alpha: float, beta: float
+    ) -> float:
+        """The value of opponent reply ``mv``: played, then the seats up to the root seat
+        skip, and the root seat's layer is searched."""
+        state.slide(mv[0], mv[2], mv[3])
+        extra = 0
+        try:
+            while state.to_move != self.seat:
+                state.skip_turn()
+                extra += 1
+            return self._brs(state, depth - 1, alpha, beta, True)
+        finally:
+            for _ in range(extra + 1):
+                state.undo()
 
     # ---------------------------------------------------------------- paranoid
     def _paranoid(
@@ -305,10 +332,10 @@ class AlphaBeta:
         budget: Budget,
         stop_at: float,
         max_depth: int = 64,
-        offer: bool = True,
     ) -> AbResult:
         """Iterative deepening until ``stop_at`` or ``max_depth``; the state is left
-        as it was. The result is that of the deepest completed iteration."""
+        as it was. The result is that of the deepest completed iteration, whose best
+        move is also offered to ``budget``."""
         self.seat = state.to_move
         self.setting = state.setting
         self.ally = state.setting.partner(self.seat) or 0
@@ -334,8 +361,7 @@ class AlphaBeta:
             result = r
             assert r.best is not None
             prev = state.search_move(r.best)
-            if offer:
-                budget.offer_move(r.best)
+            budget.offer_move(r.best)
             if r.solved or time.monotonic() >= stop_at:
                 break
         result.nodes = self.nodes

@@ -121,21 +121,47 @@ def evaluate(state: GameState, w: EvalWeights) -> list[float]:
     area), minus sheep stuck for good on stacks that can never move again, plus a
     little mobility.
     """
-    owner = state.owner
-    sheep = state.sheep
-    geometry = state.geometry
-    rays = geometry.rays
-    # Free cells in 8-connected areas: sliding moves along the 8 directions.
-    label: dict[int, int] = {}
-    sizes: list[int] = []
-    touch: list[int] = []  # bit mask of seats whose live stacks touch each area
-    out = [0.0, 0.0, 0.0, 0.0]
+    # Per seat: sheep on live stacks, sheep stuck for good, open directions, and
+    # the free areas its live stacks touch.
     extra = [0, 0, 0, 0]
-    mob = [0, 0, 0, 0]
     waste = [0, 0, 0, 0]
+    mob = [0, 0, 0, 0]
     areas_of: list[list[int]] = [[], [], [], []]
+    # Per free area: its size, and the bit mask of seats whose live stacks touch it.
+    sizes: list[int] = []
+    touch: list[int] = []
+    _survey_stacks(state, extra, waste, mob, areas_of, sizes, touch)
+    score = state.regions.score
+    out = [0.0, 0.0, 0.0, 0.0]
     for p in PLAYERS:
         i = p - 1
+        potential = min(float(extra[i]), _shared_room(areas_of[i], sizes, touch))
+        out[i] = (
+            score[p] + w.potential * potential - w.waste * waste[i] + w.mobility * min(mob[i], 8)
+        )
+    return out
+
+
+def _survey_stacks(
+    state: GameState,
+    extra: list[int],
+    waste: list[int],
+    mob: list[int],
+    areas_of: list[list[int]],
+    sizes: list[int],
+    touch: list[int],
+) -> None:
+    """Fill ``evaluate``'s lists: each stack of more than one sheep is live (an open
+    direction) or stuck for good; each free area a live stack opens onto is measured
+    once and marked as touched by the stack's seat."""
+    owner = state.owner
+    sheep = state.sheep
+    rays = state.geometry.rays
+    label: dict[int, int] = {}  # free cell -> its area
+    for p in PLAYERS:
+        i = p - 1
+        bit = 1 << i
+        areas = areas_of[i]
         for cell in state.stacks[p]:
             count = sheep[cell]
             if count <= 1:
@@ -152,41 +178,47 @@ def evaluate(state: GameState, w: EvalWeights) -> list[float]:
                 a = label.get(c)
                 if a is None:
                     a = len(sizes)
-                    label[c] = a
-                    stack = [c]
-                    size = 0
-                    while stack:
-                        x = stack.pop()
-                        size += 1
-                        for r in rays[x]:
-                            if r:
-                                y = r[0]
-                                if owner[y] == FREE and y not in label:
-                                    label[y] = a
-                                    stack.append(y)
-                    sizes.append(size)
+                    sizes.append(_label_free_area(c, a, label, owner, rays))
                     touch.append(0)
-                if not touch[a] & (1 << i):
-                    touch[a] |= 1 << i
-                    areas_of[i].append(a)
+                if not touch[a] & bit:
+                    touch[a] |= bit
+                    areas.append(a)
             if live:
                 extra[i] += count - 1
             else:
                 waste[i] += count - 1
-    for p in PLAYERS:
-        i = p - 1
-        share = 0.0
-        for a in areas_of[i]:
-            t = touch[a]
-            share += sizes[a] / ((t & 1) + (t >> 1 & 1) + (t >> 2 & 1) + (t >> 3 & 1))
-        potential = min(float(extra[i]), share)
-        out[i] = (
-            state.regions.score[p]
-            + w.potential * potential
-            - w.waste * waste[i]
-            + w.mobility * min(mob[i], 8)
-        )
-    return out
+
+
+def _label_free_area(
+    start: int,
+    a: int,
+    label: dict[int, int],
+    owner: Sequence[int],
+    rays: Sequence[Sequence[Sequence[int]]],
+) -> int:
+    """Label the free area of ``start`` (8-connected, as slides move) ``a``; its size."""
+    label[start] = a
+    stack = [start]
+    size = 0
+    while stack:
+        x = stack.pop()
+        size += 1
+        for r in rays[x]:
+            if r:
+                y = r[0]
+                if owner[y] == FREE and y not in label:
+                    label[y] = a
+                    stack.append(y)
+    return size
+
+
+def _shared_room(areas: Sequence[int], sizes: Sequence[int], touch: Sequence[int]) -> float:
+    """The free cells of ``areas``, each area shared evenly among the seats touching it."""
+    share = 0.0
+    for a in areas:
+        t = touch[a]
+        share += sizes[a] / ((t & 1) + (t >> 1 & 1) + (t >> 2 & 1) + (t >> 3 & 1))
+    return share
 
 
 def relative_value(values: Sequence[float], seat: int, setting: GameSetting) -> float:
@@ -258,24 +290,20 @@ def heuristic_playout(
     rng: random.Random,
     epsilon: float,
     samples: int,
-    max_plies: int = 10_000,
     random_split: bool = False,
 ) -> int:
-    """Epsilon-greedy play until nobody can move (or ``max_plies``), in place.
+    """Epsilon-greedy play until nobody can move, in place.
 
     With probability ``epsilon`` a uniformly random slide, else the best of
-    ``samples`` random slides by a cheap key (room at the destination, own
-    neighbours, no stack left stranded); the split is the area guess, or with
-    ``random_split`` uniformly random. Returns the plies played so the caller can
-    undo them.
+    ``samples`` random slides by a cheap key (``_best_sampled_slide``); the split is
+    the area guess, or with ``random_split`` uniformly random. Returns the plies
+    played so the caller can undo them.
     """
     plies = 0
     idle = 0
-    owner = state.owner
     sheep = state.sheep
-    rays = state.geometry.rays
-    neighbours = state.geometry.neighbours
-    while idle < 4 and plies < max_plies:
+    while idle < 4:
+        plies += 1
         slides = state.slides()
         if not slides:
             if state.done[state.to_move]:
@@ -283,32 +311,13 @@ def heuristic_playout(
             else:
                 state.apply_pass()
             idle += 1
-            plies += 1
             continue
         idle = 0
         n = len(slides)
         if n == 1 or rng.random() < epsilon:
             cell, _d, dst = slides[rng.randrange(n)]
         else:
-            me = state.to_move
-            best = -1e9
-            cell = dst = -1
-            for _ in range(samples):
-                c, _d, d = slides[rng.randrange(n)]
-                owner[d] = me
-                room = free_dirs(owner, rays[d])
-                src_room = free_dirs(owner, rays[c])
-                owner[d] = FREE
-                key = min(room, 3) + rng.random()
-                for nb in neighbours[d]:
-                    if owner[nb] == me:
-                        key += 0.7
-                if src_room == 0 and sheep[c] > 2:
-                    key -= 3.0
-                if room == 0:
-                    key -= 3.0
-                if key > best:
-                    best, cell, dst = key, c, d
+            cell, _d, dst = slides[_best_sampled_slide(state, slides, rng, samples)]
         count = sheep[cell]
         if count == 2:
             split = 1
@@ -317,5 +326,38 @@ def heuristic_playout(
         else:
             split = area_split(state, cell, dst)
         state.slide(cell, dst, split)
-        plies += 1
     return plies
+
+
+def _best_sampled_slide(
+    state: GameState, slides: Sequence[tuple[int, int, int]], rng: random.Random, samples: int
+) -> int:
+    """The index in ``slides`` of the best of ``samples`` random draws, by room at the
+    destination, own neighbours there and no stack left stranded (plus noise)."""
+    me = state.to_move
+    owner = state.owner
+    sheep = state.sheep
+    geometry = state.geometry
+    rays = geometry.rays
+    neighbours = geometry.neighbours
+    n = len(slides)
+    best = -1e9
+    pick = -1
+    for _ in range(samples):
+        k = rng.randrange(n)
+        c, _d, d = slides[k]
+        owner[d] = me
+        room = free_dirs(owner, rays[d])
+        src_room = free_dirs(owner, rays[c])
+        owner[d] = FREE
+        key = min(room, 3) + rng.random()
+        for nb in neighbours[d]:
+            if owner[nb] == me:
+                key += 0.7
+        if src_room == 0 and sheep[c] > 2:
+            key -= 3.0
+        if room == 0:
+            key -= 3.0
+        if key > best:
+            best, pick = key, k
+    return pick

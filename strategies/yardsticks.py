@@ -76,6 +76,22 @@ class SeedlikeStrategy(Strategy):
                 state.undo()
         return total / sims
 
+    def _fitting_simulations(self, work: GameState, ours: list[SearchMove], stop_at: float) -> int:
+        """Runs per leaf that fit the time to ``stop_at`` (at most the reference's),
+        from the time of a few runs after our first move."""
+        # Leaves ~ our moves x the next player's replies; scale the runs to fit.
+        me = work.to_move
+        work.slide(ours[0][0], ours[0][2], ours[0][3])
+        n_replies = max(1, len(work.slides()))
+        t0 = time.perf_counter()
+        self._leaf(work, me, 4)
+        per_run = max(1e-5, (time.perf_counter() - t0) / 4)
+        work.undo()
+        leaves = len(ours) * n_replies
+        # Alpha-beta visits fewer leaves than all of them; about half in practice.
+        sims = int((stop_at - time.monotonic()) / per_run / (0.5 * leaves))
+        return max(1, min(self.params.reference_simulations, sims))
+
     def move(self, state: GameState, budget: Budget) -> Move | None:
         start = time.monotonic()
         work = determinize(state, state.to_move)
@@ -87,19 +103,7 @@ class SeedlikeStrategy(Strategy):
         budget.offer_move(first)
         p = self.params
         stop_at = start + max(0.0, budget.remaining()) * p.time_fraction
-        sims = p.simulations
-        if sims == 0:
-            # Leaves ~ our moves x the next player's replies; scale the runs to fit.
-            work.slide(ours[0][0], ours[0][2], ours[0][3])
-            n_replies = max(1, len(work.slides()))
-            t0 = time.perf_counter()
-            self._leaf(work, me, 4)
-            per_run = max(1e-5, (time.perf_counter() - t0) / 4)
-            work.undo()
-            leaves = len(ours) * n_replies
-            # Alpha-beta visits fewer leaves than all of them; about half in practice.
-            sims = int((stop_at - time.monotonic()) / per_run / (0.5 * leaves))
-            sims = max(1, min(p.reference_simulations, sims))
+        sims = p.simulations or self._fitting_simulations(work, ours, stop_at)
         best_value = -math.inf
         best = first
         leaves_done = 0
@@ -157,6 +161,26 @@ class _UctNode:
         self.untried: list[SearchMove | None] | None = None
 
 
+def _play(state: GameState, move: SearchMove | None) -> None:
+    """Play a tree move: a slide, or a skipped turn (None)."""
+    if move is None:
+        state.skip_turn()
+    else:
+        state.slide(move[0], move[2], move[3])
+
+
+def _ucb1_child(node: _UctNode, c: float) -> _UctNode:
+    """The child of highest UCB1 value (the first of equals); every child has a visit."""
+    log_n = math.log(node.n)
+    best_u = -1.0
+    best_child = node.children[0]
+    for ch in node.children:
+        u = ch.w / ch.n + c * math.sqrt(log_n / ch.n)
+        if u > best_u:
+            best_u, best_child = u, ch
+    return best_child
+
+
 class UctStrategy(Strategy):
     """Plain UCT with uniformly random playouts to the end of the game."""
 
@@ -182,58 +206,16 @@ class UctStrategy(Strategy):
             return None
         p = self.params
         stop_at = start + max(0.0, budget.remaining()) * p.time_fraction
-        rng = self.rng
         root = _UctNode(0, None)
         root.untried = self._expand_moves(work)
         first = root.untried[0]
         assert first is not None
         budget.offer_move(Move.from_search(first))
-        c = p.exploration
         iterations = 0
-        while True:
-            if budget.expired() or time.monotonic() >= stop_at:
-                break
+        while not budget.expired() and time.monotonic() < stop_at:
             if p.max_iterations and iterations >= p.max_iterations:
                 break
-            node = root
-            path = [root]
-            applied = 0
-            while not node.untried and node.children:
-                log_n = math.log(node.n)
-                best_u = -1.0
-                best_child = node.children[0]
-                for ch in node.children:
-                    u = ch.w / ch.n + c * math.sqrt(log_n / ch.n)
-                    if u > best_u:
-                        best_u, best_child = u, ch
-                node = best_child
-                mv = node.move
-                if mv is None:
-                    work.skip_turn()
-                else:
-                    work.slide(mv[0], mv[2], mv[3])
-                applied += 1
-                path.append(node)
-                if node.untried is None:
-                    node.untried = self._expand_moves(work)
-            if node.untried:
-                mv = node.untried.pop()
-                child = _UctNode(work.to_move, mv)
-                if mv is None:
-                    work.skip_turn()
-                else:
-                    work.slide(mv[0], mv[2], mv[3])
-                applied += 1
-                node.children.append(child)
-                path.append(child)
-            applied += random_playout(work, rng)
-            r = rewards(work, p.margin)
-            for _ in range(applied):
-                work.undo()
-            for nd in path:
-                nd.n += 1
-                if nd.mover:
-                    nd.w += r[nd.mover - 1]
+            self._iterate(work, root, p.exploration, p.margin)
             iterations += 1
             if iterations % 64 == 0:
                 self._offer(root, budget)
@@ -246,6 +228,38 @@ class UctStrategy(Strategy):
         )
         assert me == work.to_move
         return move
+
+    def _iterate(self, work: GameState, root: _UctNode, c: float, margin: float) -> None:
+        """One UCT iteration: select, expand, play out at random, back up the rewards;
+        ``work`` is left as it was."""
+        path = self._select_and_expand(work, root, c)
+        applied = len(path) - 1 + random_playout(work, self.rng)
+        r = rewards(work, margin)
+        for _ in range(applied):
+            work.undo()
+        for nd in path:
+            nd.n += 1
+            if nd.mover:
+                nd.w += r[nd.mover - 1]
+
+    def _select_and_expand(self, work: GameState, root: _UctNode, c: float) -> list[_UctNode]:
+        """Descend by UCB1 while every move of the node has a child, then add one child
+        for an untried move; each step is played on ``work``. The nodes from the root."""
+        node = root
+        path = [root]
+        while not node.untried and node.children:
+            node = _ucb1_child(node, c)
+            _play(work, node.move)
+            path.append(node)
+            if node.untried is None:
+                node.untried = self._expand_moves(work)
+        if node.untried:
+            mv = node.untried.pop()
+            child = _UctNode(work.to_move, mv)
+            _play(work, mv)
+            node.children.append(child)
+            path.append(child)
+        return path
 
     @staticmethod
     def _offer(root: _UctNode, budget: Budget) -> Move:
