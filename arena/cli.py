@@ -51,9 +51,11 @@ def register(sub: Any) -> None:
     serve.add_argument("--game", type=int, choices=[1, 2, 3, 4], help="overrides input.txt")
     serve.add_argument("--bind", default="127.0.0.1", help="address to listen on")
     serve.add_argument("--port", type=int, default=8887, help="0 picks a free port ({port})")
-    serve.add_argument("--games", type=int, default=1)
+    serve.add_argument("--games", type=int, default=1, help="games played one after another")
     serve.add_argument("--time-limit", type=float, default=3.0, help="seconds per move")
-    serve.add_argument("--seed", type=int, help="board seed of the first game (then +1 each)")
+    serve.add_argument(
+        "--seed", type=int, help="board seed of the first game, then +1 each (default: random)"
+    )
     serve.add_argument("--record", metavar="DIR", help="write a replay file per game here")
     serve.add_argument("--results", metavar="FILE", help="append one JSON line per game")
     serve.add_argument("--player-logs", metavar="DIR", help="players' output (default: a temp dir)")

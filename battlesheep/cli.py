@@ -15,6 +15,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from client.cli import Parser
 from client.errors import run_command
 
 COMMAND_MODULES = [
@@ -36,12 +37,16 @@ BENCH_MODULES = [
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="battlesheep", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser = Parser(prog="battlesheep", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=Parser
+    )
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     bench = sub.add_parser("bench", help="benchmarks: print name=value figures")
-    bench_sub = bench.add_subparsers(dest="target", required=True, metavar="TARGET")
+    bench_sub = bench.add_subparsers(
+        dest="target", required=True, metavar="TARGET", parser_class=Parser
+    )
     for name in BENCH_MODULES:
         importlib.import_module(name).register_bench(bench_sub)
     return parser

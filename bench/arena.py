@@ -133,8 +133,8 @@ def register_bench(sub: Any) -> None:
         "arena", help="games of random players through the match server"
     )
     p.add_argument("--game", type=int, choices=[1, 2, 3, 4], default=1)
-    p.add_argument("--games", type=int, default=30)
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--games", type=int, default=30, help="games to play")
+    p.add_argument("--seed", type=int, default=1, help="the first board's seed")
     p.set_defaults(func=run)
 
 

@@ -177,7 +177,7 @@ def register_bench(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "belief", help="game 3: error of hidden-count estimates against the reference's guess"
     )
-    p.add_argument("--games", type=int, default=20)
+    p.add_argument("--games", type=int, default=20, help="games to play")
     p.add_argument(
         "--seats",
         default="greedy,greedy,random,greedy",

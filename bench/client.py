@@ -186,7 +186,7 @@ def register_bench(sub: Any) -> None:
     )
     p.add_argument("--game", type=int, choices=[1, 2, 3, 4], default=1)
     p.add_argument("--turns", type=int, default=500, help="at least this many turns")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=int, default=1, help="the first board's seed")
     p.add_argument("--log", action="store_true", help="keep the client's INFO lines")
     p.add_argument(
         "--deadline-turns",

@@ -85,7 +85,7 @@ def register_bench(sub: Any) -> None:
     )
     p.add_argument("--game", type=int, choices=[1, 2, 3, 4], default=1)
     p.add_argument("--seconds", type=float, default=6.0)
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=int, default=1, help="the first board's seed")
     p.set_defaults(func=run)
 
 

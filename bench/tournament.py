@@ -25,10 +25,10 @@ def register_bench(sub: Any) -> None:
         "tournament", help="tournament games per second, one worker and all cores"
     )
     p.add_argument("--game", type=int, choices=[1, 2, 3, 4], default=1)
-    p.add_argument("--games", type=int, default=24)
-    p.add_argument("--time-limit", type=float, default=0.5)
+    p.add_argument("--games", type=int, default=24, help="games to play")
+    p.add_argument("--time-limit", type=float, default=0.5, help="seconds per move")
     p.add_argument("--jobs", type=int, default=default_jobs(), help="the 'all cores' run's jobs")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=int, default=1, help="the first board's seed")
     p.add_argument("--cluster", nargs="?", const="", metavar="ADDRESS", help="use Dask")
     p.set_defaults(func=run)
 

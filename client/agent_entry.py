@@ -9,20 +9,19 @@ baked one). Only the client's packages are imported: no arena, no tournament.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import sys
 from collections.abc import Sequence
 
 
 def run(defaults: Sequence[str], argv: Sequence[str] | None = None, prog: str = "agent") -> int:
-    from client.cli import register
+    from client.cli import Parser, register
     from client.errors import run_command
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=prog, description=f"Battle Sheep agent; built-in options: {' '.join(defaults)}"
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     register(sub)
     rest = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(["play", *defaults, *rest])

@@ -32,6 +32,29 @@ DEFAULT_URLS = {
 }
 
 
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Every option's help ends with its default, unless it says it itself or has none."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if (
+            "default" in text
+            or not action.option_strings
+            or action.default in (None, False, argparse.SUPPRESS)
+            or isinstance(action, argparse._HelpAction)
+        ):
+            return text
+        return f"{text} (default: %(default)s)".lstrip()
+
+
+class Parser(argparse.ArgumentParser):
+    """The parser of every ``battlesheep`` command and of the built agents."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
 TEAM_MAX = 2**31 - 1
 """Team ids go on the wire as a signed 32-bit integer; the course's are positive."""
 

@@ -3,6 +3,7 @@ and many games of any kind go through the tournament's schedule and runner."""
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
@@ -191,3 +192,20 @@ def test_bench_figures_are_plain_numbers(capsys: pytest.CaptureFixture[str]) -> 
     print_figures({"a": 131312.5, "b": 2.0, "c": 0.000012345, "d": 3.14159, "e": 1e12 + 0.5})
     lines = capsys.readouterr().out.split()
     assert lines == ["a=131312.5", "b=2", "c=0.000012345", "d=3.142", "e=1000000000000.5"]
+
+
+@pytest.mark.parametrize("command", ["serve", "match", "tournament", "play", "bench strength"])
+def test_every_option_with_a_default_shows_it(command: str) -> None:
+    from battlesheep.cli import build_parser
+
+    parser = build_parser()
+    for name in command.split():
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[name]
+    text = " ".join(parser.format_help().split())
+    for option in ("--time-limit", "--games", "--port", "--seed"):
+        action = next((a for a in parser._actions if option in a.option_strings), None)
+        if action is None:
+            continue
+        start = text.index(f"{option} {action.metavar or action.dest.upper()} ")
+        assert "default" in text[start : start + 200], (command, option)

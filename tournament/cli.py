@@ -62,12 +62,15 @@ def register(sub: Any) -> None:
     register_tune(sub)
 
 
-def _add_run_options(p: argparse.ArgumentParser) -> None:
+def _add_run_options(
+    p: argparse.ArgumentParser,
+    games_help: str = "games to play (default: 4 rounds of every lineup and seat)",
+) -> None:
     p.add_argument("--game", type=int, choices=[1, 2, 3, 4], default=1, help="game setting")
+    p.add_argument("--games", type=int, help=games_help)
     p.add_argument(
-        "--games", type=int, help="games to play (default: 4 rounds of every lineup and seat)"
+        "--seed", type=int, help="board seed of round 0, round r: seed + r (default: random)"
     )
-    p.add_argument("--seed", type=int, help="board seed of round 0 (round r: seed + r)")
     p.add_argument("--time-limit", type=float, default=3.0, help="seconds per move")
     p.add_argument(
         "--jobs",
@@ -106,7 +109,7 @@ def register_match(sub: Any) -> None:
     p.add_argument(
         "--seats", required=True, help='four seats: "A,B,C,D" (";" if a command has commas)'
     )
-    _add_run_options(p)
+    _add_run_options(p, games_help="games to play: 4 play one board from every seat")
     p.set_defaults(
         func=main_match,
         games=4,
