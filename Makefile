@@ -56,9 +56,13 @@ tune: $(STAMP)
 	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make tune A=a.toml B=b.toml GAME=1 [GAMES=24] [LIMIT=3.0]"; exit 2; }
 	$(BIN)/battlesheep tournament $(A) $(B) --game $(GAME) --games $(GAMES) --time-limit $(LIMIT)
 
+# CHECK_LIMIT: seconds per move of the check game the submission must play cleanly.
+CHECK_LIMIT ?= 1.0
+
 submission: $(STAMP) need-team
 	$(BIN)/python -m pip install --quiet -e '.[exe]'
-	$(BIN)/battlesheep submission --agent $(AGENT) --team $(TEAM) --out-dir $(DIST)
+	$(BIN)/battlesheep submission --agent $(AGENT) --team $(TEAM) --out-dir $(DIST) \
+		--check-time-limit $(CHECK_LIMIT)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache dist build
