@@ -14,9 +14,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import statistics
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from bench import print_figures
@@ -29,6 +33,7 @@ from state.boardgen import initial_map, random_geometry
 from state.game import GameState, Move
 from state.settings import get_setting
 from strategies.base import Budget, Strategy
+from strategies.registry import make_strategy
 
 SEAT = 1
 
@@ -89,15 +94,13 @@ def recorded_game(game: int, seed: int) -> tuple[bytes, list[bytes]]:
 
 async def _one_game(
     game: int,
-    seed: int,
+    frames: tuple[bytes, list[bytes]],
     round_trips: list[float],
     session_times: list[float],
     strategy: Strategy,
     limits: TimeLimits,
-    max_turns: int,
 ) -> None:
-    initial, turns = recorded_game(game, seed)
-    turns = turns[:max_turns]
+    initial, turns = frames
     size = get_setting(game).size
     done = asyncio.get_running_loop().create_future()
 
@@ -138,13 +141,16 @@ def _play(
 ) -> tuple[list[float], list[float]]:
     round_trips: list[float] = []
     session_times: list[float] = []
+    games: list[tuple[bytes, list[bytes]]] = []  # recorded before the clock starts
+    left = turns
+    while left > 0:
+        initial, frames = recorded_game(game, seed + len(games))
+        games.append((initial, frames[:left]))
+        left -= len(frames[:left])
 
     async def main() -> None:
-        s = seed
-        while len(round_trips) < turns:
-            left = turns - len(round_trips)
-            await _one_game(game, s, round_trips, session_times, strategy, limits, left)
-            s += 1
+        for frames in games:
+            await _one_game(game, frames, round_trips, session_times, strategy, limits)
 
     asyncio.run(main())
     return round_trips, session_times
@@ -163,14 +169,18 @@ def bench_client(game: int, turns: int, seed: int) -> dict[str, float]:
     }
 
 
-def bench_deadline(game: int, turns: int, seed: int, budget: float) -> dict[str, float]:
+def bench_deadline(
+    game: int, turns: int, seed: int, budget: float, strategy: Strategy | None = None
+) -> dict[str, float]:
     """How late past its deadline a reply reaches the server when the search uses it all.
 
-    The search computes until its budget expires (checking every ~0.1 ms), the
-    margin is 0, so the server-side round trip minus the time limit is the
+    The search computes until its budget expires (``BusyStrategy``, checking every
+    ~0.1 ms, or a real strategy such as ``hybrid`` with its tree, threads and garbage),
+    the margin is 0, so the server-side round trip minus the time limit is the
     lateness the margin must cover on this machine.
     """
-    round_trips, _ = _play(game, turns, seed, BusyStrategy(), TimeLimits(budget, 0.0))
+    searcher = strategy or BusyStrategy()
+    round_trips, _ = _play(game, turns, seed, searcher, TimeLimits(budget, 0.0))
     late = [rt - budget for rt in round_trips]
     return {
         "deadline_turns": len(late),
@@ -178,6 +188,24 @@ def bench_deadline(game: int, turns: int, seed: int, budget: float) -> dict[str,
         "late_ms_p99": _pct(late, 99),
         "late_ms_max": round(max(late) * 1000, 3),
     }
+
+
+HOG = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end:\n    pass\n"
+"""A CPU hog: burns one core until its time is up (it ends by itself)."""
+
+
+@contextlib.contextmanager
+def cpu_hogs(count: int, seconds: float) -> Iterator[None]:
+    """``count`` processes burning a core each while the block runs (at most ``seconds``)."""
+    hogs = [
+        subprocess.Popen([sys.executable, "-c", HOG.format(seconds=seconds)]) for _ in range(count)
+    ]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
 
 
 def register_bench(sub: Any) -> None:
@@ -197,6 +225,19 @@ def register_bench(sub: Any) -> None:
         " of its time (N turns of --deadline-budget seconds each; what --margin must cover)",
     )
     p.add_argument("--deadline-budget", type=float, default=0.2, metavar="S")
+    p.add_argument(
+        "--deadline-strategy",
+        default=None,
+        metavar="NAME",
+        help="search with this strategy (e.g. hybrid) instead of a busy loop",
+    )
+    p.add_argument(
+        "--hog",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N processes burning a core each during the deadline turns (a loaded machine)",
+    )
     p.set_defaults(func=run)
 
 
@@ -205,7 +246,12 @@ def run(args: argparse.Namespace) -> int:
         logging.getLogger("client").setLevel(logging.WARNING)
     print_figures(bench_client(args.game, args.turns, args.seed))
     if args.deadline_turns:
-        print_figures(
-            bench_deadline(args.game, args.deadline_turns, args.seed, args.deadline_budget)
-        )
+        strategy = make_strategy(args.deadline_strategy) if args.deadline_strategy else None
+        # Bounded: the hogs end by themselves well after the turns could have.
+        bound = 60 + 3 * args.deadline_turns * args.deadline_budget
+        with cpu_hogs(args.hog, bound):
+            figures = bench_deadline(
+                args.game, args.deadline_turns, args.seed, args.deadline_budget, strategy
+            )
+        print_figures({**figures, "hogs": args.hog})
     return 0
