@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from arena.config import ConfigError, ServeOptions, default_input, read_input_file
-from arena.connections import Lobby
+from arena.lobby import Lobby
 from arena.match import MatchOptions, parse_entrants, run_match, stats_table, tally
 from arena.players import ProcessPlayer
 from arena.referee import GameRecord

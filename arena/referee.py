@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from arena.connections import Lobby, Reply, SeatConnection, SeatStats
+from arena.connections import Reply, SeatConnection, SeatStats
+from arena.lobby import Lobby
 from protocol import InitialMap, InvalidReply, MoveReply, PositionReply, ReplyKind, Turn
 from protocol.messages import Board
 from state.boardgen import initial_map, random_geometry

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.connections import Lobby
+from arena.lobby import Lobby
 from arena.referee import GameRecord
 from arena.server import ServerConfig, serve_open
 from client.mqtt import MqttOptions, play_mqtt
