@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import aiomqtt
@@ -194,16 +194,12 @@ async def _forger(url: str, match: str, team: int, sent: list[str], stop: asynci
         up = to_server_topic(match, team)
         await mqtt.publish(up, encode_payload(Hello(team_id=team, session="forger"), 12), qos=1)
         sent.append("hello")
-        iterator = mqtt.messages.__aiter__()
-        while not stop.is_set():
-            try:
-                incoming = await asyncio.wait_for(iterator.__anext__(), 0.2)
-            except TimeoutError:
-                continue
+
+        async def forge(incoming: aiomqtt.Message) -> None:
             assert isinstance(incoming.payload, bytes)
             message, _ = decode_payload(incoming.payload, 12, SERVER_TYPES)
             if not isinstance(message, Turn):
-                continue
+                return
             cells = [
                 (x, y)
                 for x, row in enumerate(message.map)
@@ -211,12 +207,31 @@ async def _forger(url: str, match: str, team: int, sent: list[str], stop: asynci
                 if owner == 1 and message.sheep[x][y] > 1
             ]
             if not cells:
-                continue
+                return
             x, y = cells[0]
             move = MoveReply(id_package=message.id_package, x=x, y=y, split=1, direction=1)
             for session in ("forger", None):
                 await mqtt.publish(up, encode_payload(move, 12, session), qos=1)
                 sent.append("move")
+
+        await _each_message_until(mqtt, stop, forge)
+
+
+async def _each_message_until(
+    mqtt: aiomqtt.Client,
+    stop: asyncio.Event,
+    handle: Callable[[aiomqtt.Message], Awaitable[None]],
+) -> None:
+    """``handle`` every message ``mqtt`` receives until ``stop`` is set."""
+
+    async def read() -> None:
+        async for incoming in mqtt.messages:
+            await handle(incoming)
+
+    async with asyncio.TaskGroup() as group:
+        reader = group.create_task(read())
+        await stop.wait()
+        reader.cancel()
 
 
 async def test_a_player_moves_only_its_own_seat(
@@ -251,17 +266,15 @@ async def _raw_seat(
         await mqtt.subscribe(to_player_topic(match, team), qos=1)
         up = to_server_topic(match, team)
         await mqtt.publish(up, encode_payload(Hello(team_id=team, session="raw"), 12), qos=1)
-        iterator = mqtt.messages.__aiter__()
-        while not stop.is_set():
-            try:
-                incoming = await asyncio.wait_for(iterator.__anext__(), 0.2)
-            except TimeoutError:
-                continue
+
+        async def answer_once(incoming: aiomqtt.Message) -> None:
             assert isinstance(incoming.payload, bytes)
             message, _ = decode_payload(incoming.payload, 12, SERVER_TYPES)
             frames.append(message)
             if len(frames) == 1:
                 await mqtt.publish(up, payload, qos=1)
+
+        await _each_message_until(mqtt, stop, answer_once)
 
 
 async def test_malformed_payload_unseats_only_its_sender(

@@ -17,6 +17,7 @@ import msgpack
 import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import CloseCode
 
 from client.lifecycle import answer
 from protocol import ProtocolError
@@ -34,6 +35,7 @@ from tests.transport_support import (
 )
 
 TOKEN = "s3cret-token"
+POLICY = CloseCode.POLICY_VIOLATION
 
 
 async def test_full_game_over_ws_mixed_with_tcp() -> None:
@@ -95,12 +97,12 @@ async def _intruder(kind: str, url: str, outcome: dict[str, Any]) -> None:
 
 
 INTRUDERS = {
-    "wrong_token": (1008, "bad token", "wrong token"),
-    "no_token": (1008, "bad token", "no token"),
-    "no_hello": (1008, "no hello in time", "sent no hello within"),
-    "second_claim": (1008, "whose player is connected", "whose player is connected"),
-    "unknown_team": (1008, "unknown team id 99", "unknown team id 99"),
-    "wrong_path": (1008, "unknown path", "unknown path"),
+    "wrong_token": (POLICY, "bad token", "wrong token"),
+    "no_token": (POLICY, "bad token", "no token"),
+    "no_hello": (POLICY, "no hello in time", "sent no hello within"),
+    "second_claim": (POLICY, "whose player is connected", "whose player is connected"),
+    "unknown_team": (POLICY, "unknown team id 99", "unknown team id 99"),
+    "wrong_path": (POLICY, "unknown path", "unknown path"),
 }
 
 
@@ -138,19 +140,23 @@ async def test_intruder_is_refused_and_costs_nothing(
 
 # ---------------------------------------------------------- faulty seat player
 FAULTS: dict[str, tuple[bytes | str, int, str]] = {
-    "oversized": (b"\x00" * (MAX_PAYLOAD + 1), 1009, f"over {MAX_PAYLOAD} bytes"),
-    "junk": (b"\xc1\xc1\xc1", 1008, "malformed frame"),
-    "text": ("hello", 1008, "text frame"),
+    "oversized": (
+        b"\x00" * (MAX_PAYLOAD + 1),
+        CloseCode.MESSAGE_TOO_BIG,
+        f"over {MAX_PAYLOAD} bytes",
+    ),
+    "junk": (b"\xc1\xc1\xc1", POLICY, "malformed frame"),
+    "text": ("hello", POLICY, "text frame"),
     "server_type": (
         msgpack.packb({"type": "game_over", "id_package": 1}),
-        1008,
+        POLICY,
         "is not expected here",
     ),
     "extra_key": (
         msgpack.packb(
             {"type": "move", "id_package": 1, "x": 0, "y": 0, "split": 1, "direction": 1, "s": 1}
         ),
-        1008,
+        POLICY,
         "malformed frame",
     ),
 }
