@@ -91,24 +91,8 @@ async def play_mqtt(
     async def run_connection(give_up_at: float, progress: Progress) -> None:
         nonlocal answered_once
         try:
-            # The client's own context holds the broker connection; the stack lets the
-            # connect be retried (each attempt enters a fresh client) before it is held.
             async with contextlib.AsyncExitStack() as held:
-
-                async def open_once(timeout: float) -> aiomqtt.Client:
-                    try:
-                        return await asyncio.wait_for(held.enter_async_context(client()), timeout)
-                    except aiomqtt.MqttError as exc:
-                        raise OSError(str(exc)) from None
-
-                mqtt = await retry_connect(
-                    open_once,
-                    endpoint.url,
-                    give_up_at,
-                    chosen,
-                    options.backoff_first,
-                    options.backoff_max,
-                )
+                mqtt = await _connect(held, client, endpoint.url, give_up_at, chosen, options)
                 await mqtt.subscribe(down, qos=QOS)
                 await _publish(mqtt, up, encode_payload(_hello(options, session_id), size))
                 wait_until = None if answered_once else give_up_at
@@ -126,6 +110,32 @@ async def play_mqtt(
 
     return await play_reconnecting(
         session, run_connection, options.connect_for, options.reconnect_for
+    )
+
+
+async def _connect(
+    held: contextlib.AsyncExitStack,
+    client: Callable[[], aiomqtt.Client],
+    where: str,
+    give_up_at: float,
+    rng: random.Random,
+    options: MqttOptions,
+) -> aiomqtt.Client:
+    """A client connected to the broker, retried until ``give_up_at`` (monotonic).
+
+    The client's own async context holds the connection, entered on ``held``:
+    each attempt enters a fresh client, and the one that connects stays
+    entered until ``held`` closes.
+    """
+
+    async def open_once(timeout: float) -> aiomqtt.Client:
+        try:
+            return await asyncio.wait_for(held.enter_async_context(client()), timeout)
+        except aiomqtt.MqttError as exc:
+            raise OSError(str(exc)) from None
+
+    return await retry_connect(
+        open_once, where, give_up_at, rng, options.backoff_first, options.backoff_max
     )
 
 
