@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgpack
@@ -74,10 +75,17 @@ async def test_token_is_accepted_and_game_plays() -> None:
 
 
 # ------------------------------------------------------------------ intruders
-async def _intruder(kind: str, url: str, outcome: dict[str, Any]) -> None:
+async def _intruder(
+    kind: str,
+    url: str,
+    outcome: dict[str, Any],
+    before_hello: Callable[[], Awaitable[object]] | None = None,
+) -> None:
     """A fifth connection that must be turned away without disturbing the game."""
     target = url + "elsewhere" if kind == "wrong_path" else url
     async with connect(target, max_size=MAX_PAYLOAD) as ws:
+        if before_hello is not None:
+            await before_hello()
         if kind == "wrong_token":
             await ws.send(encode_payload(Hello(team_id=1, token="guess"), 12))
         elif kind == "no_token":
@@ -117,10 +125,19 @@ async def test_intruder_is_refused_and_costs_nothing(
         url = arena.url("ws")
         players: list[asyncio.Future[Any]] = []
         if kind in ("second_claim", "unknown_team"):
-            players = [asyncio.ensure_future(ws_player(url, t, token=TOKEN)) for t in (1, 2, 3, 4)]
-            await wait_for(lambda: len(arena.lobby.teams) == 4)  # seats fixed: 99 is unknown
-        # Otherwise the intruder comes first: the lobby must still seat the players after it.
-        await asyncio.wait_for(_intruder(kind, url, outcome), 10)
+
+            async def seats_fixed() -> None:
+                # The intruder is connected already and says hello as soon as the seats
+                # are fixed (99 is unknown then): a game of random players is short.
+                players.extend(
+                    asyncio.ensure_future(ws_player(url, t, token=TOKEN)) for t in (1, 2, 3, 4)
+                )
+                await wait_for(lambda: len(arena.lobby.teams) == 4, interval=0.001)
+
+            await asyncio.wait_for(_intruder(kind, url, outcome, seats_fixed), 10)
+        else:
+            # The intruder comes first: the lobby must still seat the players after it.
+            await asyncio.wait_for(_intruder(kind, url, outcome), 10)
         if not players:
             players = [asyncio.ensure_future(ws_player(url, t, token=TOKEN)) for t in (1, 2, 3, 4)]
         await run_players(*players)

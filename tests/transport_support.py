@@ -213,9 +213,11 @@ class Mosquitto:
         return f"mqtt://{auth}127.0.0.1:{self.port}/{match}"
 
 
-async def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+async def wait_for(
+    predicate: Callable[[], bool], timeout: float = 10.0, interval: float = 0.02
+) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
             raise TimeoutError("condition not met in time")
-        await asyncio.sleep(0.02)
+        await asyncio.sleep(interval)
