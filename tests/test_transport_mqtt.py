@@ -17,6 +17,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import aiomqtt
 import msgpack
@@ -187,10 +188,18 @@ async def test_unknown_team_is_told_game_over(broker: Mosquitto) -> None:
     assert arena.lobby.rejected >= 1
 
 
-async def _forger(url: str, match: str, team: int, sent: list[str], stop: asyncio.Event) -> None:
+async def _forger(
+    url: str,
+    match: str,
+    team: int,
+    sent: list[str],
+    stop: asyncio.Event,
+    before_hello: Callable[[], Awaitable[object]],
+) -> None:
     """Listens to team's boards and publishes moves and a hello for it, under another session."""
     async with aiomqtt.Client("127.0.0.1", int(url.split(":")[2].split("/")[0])) as mqtt:
         await mqtt.subscribe(to_player_topic(match, team), qos=1)
+        await before_hello()
         up = to_server_topic(match, team)
         await mqtt.publish(up, encode_payload(Hello(team_id=team, session="forger"), 12), qos=1)
         sent.append("hello")
@@ -243,9 +252,15 @@ async def test_a_player_moves_only_its_own_seat(
     sent: list[str] = []
     stop = asyncio.Event()
     async with open_arena((url,), tcp=False) as arena:
-        players = [asyncio.ensure_future(mqtt_player(url, t)) for t in (1, 2, 3, 4)]
-        await wait_for(lambda: len(arena.lobby.teams) == 4)
-        forger = asyncio.ensure_future(_forger(url, match, 1, sent, stop))
+        players: list[asyncio.Future[Any]] = []
+
+        async def seats_fixed() -> None:
+            # The forger listens already, and speaks as soon as the seats are fixed.
+            players.extend(asyncio.ensure_future(mqtt_player(url, t)) for t in (1, 2, 3, 4))
+            await wait_for(lambda: len(arena.lobby.teams) == 4, interval=0.001)
+
+        forger = asyncio.ensure_future(_forger(url, match, 1, sent, stop, seats_fixed))
+        await wait_for(lambda: len(players) == 4)
         await run_players(*players)
         record, result = await arena.result()
         stop.set()
