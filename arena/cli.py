@@ -20,7 +20,7 @@ from arena.config import (
     default_input,
     read_input_file,
 )
-from arena.connections import Lobby
+from arena.lobby import Lobby
 from arena.players import ProcessPlayer
 from arena.referee import GameRecord
 from arena.replay import read_replay, replay_lines, write_replay

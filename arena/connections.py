@@ -1,15 +1,10 @@
-"""Accepting connections, seating them by team id, and reading each player's replies.
+"""One seated player, whatever transport carries its frames: what the referee talks to.
 
-A connection must send its 4-byte team id within the handshake timeout. An
-unknown team id gets a game-over header and is closed; a connection claiming a
-seat whose player is still connected, one that says nothing, or one that sends
-half a frame, is closed and logged. A seated connection has one reader task:
-it feeds a ``PlayerStreamDecoder``, resolves the referee's pending request
-with the reply that echoes its ``id_package``, discards stale replies (counted),
-and drops the connection on unframeable bytes or a flood of unasked replies.
-Memory is bounded: reads are chunked and drained at once, handshakes in
-progress are capped, and a peer that does not read its frames is dropped once
-the unsent bytes pass a bound.
+A ``SeatConnection`` matches each reply to the referee's pending request by
+the ``id_package`` it echoes, discards stale replies (counted), drops a peer
+that floods with replies nobody asked for, and reports the loss of its link.
+The transports subclass it (``arena.tcp_listener``, ``arena.ws_listener``,
+``arena.mqtt_listener``); the ``arena.lobby.Lobby`` seats them.
 """
 
 from __future__ import annotations
@@ -19,34 +14,28 @@ import contextlib
 import hmac
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import NamedTuple, Protocol
+from enum import Enum, auto
+from typing import Any, NamedTuple
 
+from arena.background import BackgroundTasks
 from protocol import (
-    NEED_DATA,
-    GameOver,
     InvalidReply,
     MoveReply,
-    PlayerStreamDecoder,
     PositionReply,
     ProtocolError,
     ReplyKind,
     ServerMessage,
     TeamId,
-    encode,
 )
-from state.settings import PLAYERS
 
 logger = logging.getLogger(__name__)
 
-READ_CHUNK = 1 << 16
 MAX_HANDSHAKES = 16
-"""Connections still to send their team id; more are closed at once."""
+"""Connections of one listener still to say who they are; more are closed at once."""
 MAX_UNASKED = 16
 """Replies in a row that answer nothing (stale or duplicate) before the peer counts as flooding."""
-MAX_UNSENT = 1 << 20
-"""Bytes waiting for a peer that does not read before it is dropped."""
 
 
 @dataclass
@@ -70,6 +59,30 @@ class Reply(NamedTuple):
     received: float
 
 
+class RefusalKind(Enum):
+    """Why the lobby would not seat a connection."""
+
+    NO_GAME = auto()
+    UNKNOWN_TEAM = auto()
+    SEAT_TAKEN = auto()
+    """The seat's player is still connected."""
+    TEAM_WAITING = auto()
+    """Open mode: the team is connected already and waits for the others."""
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    kind: RefusalKind
+    reason: str
+    """For the log."""
+
+    @property
+    def tells_game_over(self) -> bool:
+        """Whether the peer hears game over before it is closed: an unknown team has no game
+        here to wait for, while a second claim on a seat may be a reconnect that came early."""
+        return self.kind is RefusalKind.UNKNOWN_TEAM
+
+
 class Flood(Exception):
     """More unasked replies in a row than MAX_UNASKED."""
 
@@ -80,8 +93,9 @@ class SeatConnection:
     It matches replies to the pending request by ``id_package``, counts and
     discards stale ones, drops a peer that floods, and reports the loss of the
     link. A transport subclass sends frames (``_transmit``), closes its link
-    (``_close_transport``, ``_wait_closed``) and hands decoded replies to
-    ``deliver``.
+    (``_close_transport``, ``_wait_closed``), hands decoded replies to
+    ``deliver``, and starts its tasks with ``_spawn`` or ``_start_reader`` (they
+    end with the connection).
     """
 
     transport = "?"
@@ -97,12 +111,28 @@ class SeatConnection:
         self.closed = False
         self.closed_by_server = False
         self.game_over = False
-        self.task: asyncio.Task[None] | None = None
+        self._tasks = BackgroundTasks()
         self.lost = asyncio.Event()
         """Set once the connection is gone, whoever closed it."""
 
     def start(self) -> None:
         """Begin reading (transports that read in their own task start it here)."""
+
+    def _spawn(self, coro: Coroutine[Any, Any, None], role: str) -> asyncio.Task[None]:
+        """A task of this connection: kept, its failure logged, cancelled by ``close``."""
+        return self._tasks.spawn(coro, f"arena-{self.transport}-team{self.team}-{role}")
+
+    def _start_reader(self, reading: Coroutine[Any, Any, None]) -> None:
+        """Read in a task; should the reading itself fail, the connection counts as lost."""
+
+        async def guarded() -> None:
+            try:
+                await reading
+            except Exception:
+                self._lost("the arena's reader of this connection failed")
+                raise
+
+        self._spawn(guarded(), "reader")
 
     def request(
         self, message: ServerMessage, kind: ReplyKind | None
@@ -192,97 +222,9 @@ class SeatConnection:
         """Closed by the server (end of game): not counted as a disconnect."""
         self.closed_by_server = True
         self._lost("closed by the server")
-        if self.task is not None and self.task is not asyncio.current_task():
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self.task
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._wait_closed(), 1.0)
-
-
-class PlayerConnection(SeatConnection):
-    """A seated player on the course's TCP protocol."""
-
-    transport = "tcp"
-
-    def __init__(
-        self,
-        seat: int,
-        team: int,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        decoder: PlayerStreamDecoder,
-        stats: SeatStats,
-        peer: object,
-    ) -> None:
-        super().__init__(seat, team, stats, peer, decoder.size)
-        self._reader = reader
-        self._writer = writer
-        self._decoder = decoder
-
-    def start(self) -> None:
-        self.task = asyncio.get_running_loop().create_task(
-            self._read_loop(), name=f"arena-seat{self.seat}-reader"
-        )
-
-    def _expect(self, id_package: int, kind: ReplyKind) -> None:
-        # Ids stay registered for the whole connection, so a late reply is still
-        # framed (and discarded as stale) instead of breaking the stream.
-        self._decoder.expect(id_package, kind)
-
-    def _transmit(self, message: ServerMessage) -> None:
-        self._write(encode(message, self._decoder.size))
-
-    def _write(self, data: bytes) -> None:
-        try:
-            self._writer.write(data)
-        except (ConnectionError, RuntimeError, OSError) as exc:
-            logger.warning("seat %s (team %s): write failed: %s", self.seat, self.team, exc)
-            self._lost("write failed")
-            return
-        transport = self._writer.transport
-        if transport.get_write_buffer_size() > MAX_UNSENT:
-            logger.warning(
-                "seat %s (team %s): does not read its frames (%s bytes unsent); dropped",
-                self.seat,
-                self.team,
-                transport.get_write_buffer_size(),
-            )
-            self.stats.protocol_errors += 1
-            self._lost("not reading")
-
-    async def _read_loop(self) -> None:
-        reason = "closed the connection"
-        try:
-            while not self.closed:
-                data = await self._reader.read(READ_CHUNK)
-                if not data:
-                    if self._decoder.pending:
-                        pending = self._decoder.pending
-                        reason = f"closed the connection after half a frame ({pending} bytes)"
-                    break
-                self._decoder.feed(data)
-                while (message := self._decoder.next_message()) is not NEED_DATA:
-                    self.deliver(message)
-        except ProtocolError as exc:
-            self.stats.protocol_errors += 1
-            reason = f"sent bytes that are not a reply ({exc}); dropped"
-        except Flood:
-            self.stats.protocol_errors += 1
-            reason = f"sent more than {MAX_UNASKED} replies nobody asked for; dropped"
-        except (ConnectionError, OSError) as exc:
-            reason = f"connection error: {exc}"
-        except asyncio.CancelledError:
-            self._close_transport()
-            raise
-        self._lost(reason)
-
-    def _close_transport(self) -> None:
-        with contextlib.suppress(Exception):
-            self._writer.close()
-
-    async def _wait_closed(self) -> None:
-        await self._writer.wait_closed()
+        await self._tasks.close()
 
 
 def token_ok(expected: str | None, given: str | None) -> bool:
@@ -290,255 +232,3 @@ def token_ok(expected: str | None, given: str | None) -> bool:
     if expected is None:
         return True
     return given is not None and hmac.compare_digest(given.encode(), expected.encode())
-
-
-class Listener(Protocol):
-    """A way in besides the course's TCP socket (WebSocket, MQTT): see ``arena.listeners``."""
-
-    url: str
-
-    async def start(self, lobby: Lobby) -> str:
-        """Start accepting players for ``lobby``; returns where (for the log)."""
-        ...
-
-    async def close(self) -> None: ...
-
-
-MakeConnection = Callable[[int, SeatStats], SeatConnection]
-"""Builds a transport's connection once the lobby knows its seat and stats."""
-
-
-class Lobby:
-    """The listeners and the four seats of the current game.
-
-    With ``teams`` the seats are fixed: seat k belongs to the k-th team id. With
-    ``teams=None`` (open mode) the first four distinct team ids that connect
-    take the seats in ascending order of team id; until then their connections
-    wait, and the seats stay with those teams for later games.
-    """
-
-    def __init__(
-        self,
-        teams: Sequence[int] | None,
-        size: int,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        handshake_timeout: float = 2.0,
-        listeners: Sequence[Listener] = (),
-        tcp: bool = True,
-    ) -> None:
-        if teams is not None and (len(teams) != 4 or len(set(teams)) != 4):
-            raise ValueError(f"four distinct team ids are needed, not {list(teams)}")
-        self.teams = list(teams) if teams is not None else []
-        self.size = size
-        self.host = host
-        self.port = port
-        self.handshake_timeout = handshake_timeout
-        self.listeners = list(listeners)
-        self.tcp = tcp
-        self.seat_of = dict(zip(self.teams, PLAYERS, strict=False))
-        self.connections: dict[int, SeatConnection | None] = dict.fromkeys(PLAYERS)
-        self.stats: dict[int, SeatStats] = {seat: SeatStats() for seat in PLAYERS}
-        self.accepting = False
-        self.rejected = 0
-        self._server: asyncio.Server | None = None
-        self._handshakes: set[asyncio.Task[None]] = set()
-        self._seated = asyncio.Event()
-        self._waiting: dict[int, SeatConnection] = {}
-        self._teams_known = asyncio.Event()
-        if self.teams:
-            self._teams_known.set()
-
-    async def start(self) -> int:
-        """Listen; returns the TCP port (the real one when asked for port 0; 0 without TCP)."""
-        if self.tcp:
-            self._server = await asyncio.start_server(
-                self._on_connect, self.host, self.port, limit=READ_CHUNK
-            )
-            self.port = self._server.sockets[0].getsockname()[1]
-            logger.info("listening on %s:%s", self.host, self.port)
-        else:
-            self.port = 0
-        for listener in self.listeners:
-            where = await listener.start(self)
-            logger.info("listening on %s", where)
-        return self.port
-
-    def new_game(self) -> None:
-        self.stats = {seat: SeatStats() for seat in PLAYERS}
-        self._seated.clear()
-        self.accepting = True
-
-    def connection(self, seat: int) -> SeatConnection | None:
-        conn = self.connections[seat]
-        return None if conn is None or conn.closed else conn
-
-    def all_seated(self) -> bool:
-        return all(self.connection(seat) is not None for seat in PLAYERS)
-
-    async def wait_teams(self) -> list[int]:
-        """Open mode: until four distinct teams have connected; the teams by seat."""
-        await self._teams_known.wait()
-        return list(self.teams)
-
-    async def wait_seated(self, timeout: float) -> bool:
-        """Wait until all four seats are connected, at most ``timeout`` seconds."""
-        deadline = time.monotonic() + timeout
-        while not self.all_seated():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return False
-            self._seated.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._seated.wait(), remaining)
-        return True
-
-    def claim(self, team: int, peer: object, make: MakeConnection) -> str | None:
-        """Seat a connection that says it is ``team``: None if seated (or waiting for the
-        other teams in open mode), else why it is refused (the caller closes it)."""
-        if not self.accepting:
-            return "no game is open"
-        seat = self.seat_of.get(team)
-        if seat is None:
-            if self._teams_known.is_set():
-                return f"unknown team id {team}"
-            return self._wait_for_teams(team, peer, make)
-        if self.connection(seat) is not None:
-            return f"claims seat {seat} (team {team}), whose player is connected"
-        stats = self.stats[seat]
-        stats.connects += 1
-        conn = make(seat, stats)
-        self.connections[seat] = conn
-        conn.start()
-        logger.info(
-            "seat %s: team %s connected over %s from %s%s",
-            seat,
-            team,
-            conn.transport,
-            peer,
-            " (reconnect)" if stats.connects > 1 else "",
-        )
-        if self.all_seated():
-            self._seated.set()
-        return None
-
-    def _wait_for_teams(self, team: int, peer: object, make: MakeConnection) -> str | None:
-        waiting = self._waiting.get(team)
-        if waiting is not None and not waiting.closed:
-            return f"team {team} is already connected and waiting for the others"
-        conn = make(0, SeatStats())
-        self._waiting[team] = conn
-        conn.start()
-        logger.info("team %s connected over %s from %s; waiting", team, conn.transport, peer)
-        if len(self._waiting) == len(PLAYERS):
-            self._fix_teams()
-        return None
-
-    def _fix_teams(self) -> None:
-        """Open mode: four teams are in; seat them by ascending team id."""
-        self.teams = sorted(self._waiting)
-        self.seat_of = {team: seat for seat, team in zip(PLAYERS, self.teams, strict=True)}
-        for team, seat in self.seat_of.items():
-            conn = self._waiting[team]
-            conn.seat = seat
-            conn.stats = self.stats[seat]
-            conn.stats.connects += 1
-            self.connections[seat] = conn
-            logger.info("seat %s: team %s (%s)", seat, team, conn.transport)
-        self._waiting.clear()
-        self._teams_known.set()
-        if self.all_seated():
-            self._seated.set()
-
-    async def _on_connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        peer = writer.get_extra_info("peername")
-        if not self.accepting or len(self._handshakes) >= MAX_HANDSHAKES:
-            why = "no game is open" if not self.accepting else "too many handshakes in progress"
-            logger.warning("connection from %s closed at once: %s", peer, why)
-            self.rejected += 1
-            await self._refuse(writer)
-            return
-        task = asyncio.current_task()
-        assert task is not None
-        self._handshakes.add(task)
-        decoder = PlayerStreamDecoder(self.size)
-        try:
-            head = await asyncio.wait_for(reader.readexactly(4), self.handshake_timeout)
-            decoder.feed(head)
-            message = decoder.next_message()
-            assert isinstance(message, TeamId)
-        except TimeoutError:
-            logger.warning(
-                "connection from %s sent no team id within %.1f s; closed",
-                peer,
-                self.handshake_timeout,
-            )
-            self.rejected += 1
-            await self._refuse(writer, game_over=False)
-            return
-        except (asyncio.IncompleteReadError, ConnectionError, OSError) as exc:
-            logger.warning("connection from %s closed before its team id: %s", peer, exc)
-            self.rejected += 1
-            await self._refuse(writer, game_over=False)
-            return
-        finally:
-            self._handshakes.discard(task)
-        self._seat(message.team_id, reader, writer, decoder, peer)
-
-    def _seat(
-        self,
-        team: int,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        decoder: PlayerStreamDecoder,
-        peer: object,
-    ) -> None:
-        def make(seat: int, stats: SeatStats) -> SeatConnection:
-            return PlayerConnection(seat, team, reader, writer, decoder, stats, peer)
-
-        refusal = self.claim(team, peer, make)
-        if refusal is None:
-            return
-        logger.warning("connection from %s: %s; closed", peer, refusal)
-        self.rejected += 1
-        # An unknown team (or no game) hears game over, as from the course server;
-        # a second claim on a seat is only closed.
-        game_over = not refusal.startswith(("claims seat", "team "))
-        asyncio.get_running_loop().create_task(self._refuse(writer, game_over=game_over))
-
-    async def _refuse(self, writer: asyncio.StreamWriter, game_over: bool = True) -> None:
-        with contextlib.suppress(Exception):
-            if game_over:
-                writer.write(encode(GameOver(id_package=0), self.size))
-            writer.close()
-            await asyncio.wait_for(writer.wait_closed(), 1.0)
-
-    async def end_game(self, id_package: int) -> None:
-        """Game over header to every connected seat; no new players until ``new_game``."""
-        self.accepting = False
-        for seat in PLAYERS:
-            conn = self.connection(seat)
-            if conn is not None:
-                conn.send(GameOver(id_package=id_package))
-                conn.game_over = True
-
-    async def drop_all(self) -> None:
-        conns = [c for c in self.connections.values() if c is not None]
-        conns += list(self._waiting.values())
-        self._waiting.clear()
-        self.connections = dict.fromkeys(PLAYERS)
-        await asyncio.gather(*(c.close() for c in conns))
-
-    async def close(self) -> None:
-        self.accepting = False
-        if self._server is not None:
-            self._server.close()
-        for task in list(self._handshakes):
-            task.cancel()
-        await self.drop_all()
-        for listener in self.listeners:
-            with contextlib.suppress(Exception):
-                await listener.close()
-        if self._server is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 2.0)

@@ -2,14 +2,15 @@
 
 ``ws://`` URLs become ``arena.ws_listener.WsListener``s, ``mqtt://`` URLs
 ``arena.mqtt_listener.MqttListener``s; both seat players in the same ``Lobby``
-as TCP, so one game can mix transports. ``tcp://`` is the lobby's own socket.
+as TCP, so one game can mix transports. ``tcp://`` is the lobby's own socket
+(``arena.tcp_listener``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from arena.connections import Listener
+from arena.lobby import Listener
 from arena.mqtt_listener import MqttListener
 from arena.ws_listener import WsListener
 from protocol.endpoints import parse_endpoint

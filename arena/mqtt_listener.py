@@ -23,7 +23,9 @@ import uuid
 import aiomqtt
 import msgpack
 
-from arena.connections import MAX_UNASKED, Flood, Lobby, SeatConnection, SeatStats, token_ok
+from arena.background import BackgroundTasks
+from arena.connections import MAX_UNASKED, Flood, SeatConnection, SeatStats, token_ok
+from arena.lobby import Lobby
 from protocol import GameOver, MoveReply, PositionReply, ProtocolError, ServerMessage
 from protocol.endpoints import Endpoint, team_of_topic, to_player_topic, to_server_wildcard
 from protocol.msgpack_codec import (
@@ -78,8 +80,9 @@ class MqttListener:
         self.token = token
         self.match = endpoint.match
         self._lobby: Lobby | None = None
-        self._client: aiomqtt.Client | None = None
-        self._tasks: list[asyncio.Task[None]] = []
+        self._broker = contextlib.AsyncExitStack()
+        """Holds the broker connection from ``start`` to ``close``."""
+        self._tasks = BackgroundTasks()
         self._outgoing: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
         self._conns: dict[int, MqttConnection] = {}
 
@@ -96,16 +99,12 @@ class MqttListener:
             socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
         )
         try:
-            await client.__aenter__()
+            await self._broker.enter_async_context(client)
         except aiomqtt.MqttError as exc:
             raise OSError(f"cannot reach the MQTT broker at {self.url}: {exc}") from None
-        self._client = client
         await client.subscribe(to_server_wildcard(self.match), qos=QOS)
-        loop = asyncio.get_running_loop()
-        self._tasks = [
-            loop.create_task(self._receive_loop(client), name="arena-mqtt-receiver"),
-            loop.create_task(self._send_loop(client), name="arena-mqtt-sender"),
-        ]
+        self._tasks.spawn(self._receive_loop(client), "arena-mqtt-receiver")
+        self._tasks.spawn(self._send_loop(client), "arena-mqtt-sender")
         return f"{self.url} (topics {to_server_wildcard(self.match)} and .../to_player)"
 
     def publish(self, team: int, payload: bytes) -> None:
@@ -221,9 +220,9 @@ class MqttListener:
 
         refusal = lobby.claim(team, f"mqtt session {session[:12]}", make)
         if refusal is not None:
-            logger.warning("mqtt: hello of team %s refused: %s", team, refusal)
+            logger.warning("mqtt: hello of team %s refused: %s", team, refusal.reason)
             lobby.rejected += 1
-            if refusal.startswith("unknown team"):
+            if refusal.tells_game_over:
                 # Nobody else can be on an unknown team's topic: tell it to stop.
                 self.publish(team, encode_payload(GameOver(id_package=0), lobby.size))
             return
@@ -234,14 +233,9 @@ class MqttListener:
         # The last game-over frames are still queued when the game ends: let them go.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._outgoing.join(), 2.0)
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        if self._client is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._client.__aexit__(None, None, None), 2.0)
+        await self._tasks.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._broker.aclose(), 2.0)
 
 
 def _peek_session(payload: bytes) -> str | None:

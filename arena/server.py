@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from arena.config import ServerConfig
-from arena.connections import Lobby
 from arena.listeners import make_listeners
+from arena.lobby import Lobby
 from arena.players import Player
 from arena.referee import GameRecord, Referee
 from arena.results import GameResult, result_of

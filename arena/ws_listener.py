@@ -5,8 +5,8 @@ has one) within the handshake timeout; after it, ``position`` and ``move``
 frames answer the arena's ``initial_map`` and ``turn`` frames. A frame over
 ``MAX_PAYLOAD`` bytes, a text frame, a frame that is not one of those
 messages, a wrong token or path, a second claim on a connected seat or a
-flood of unasked replies closes that connection (close code 1008, or 1009 for
-size) with a logged reason; the seat then loses only its own turns and may
+flood of unasked replies closes that connection (close code policy violation,
+or message too big for size) with a logged reason; the seat then loses only its own turns and may
 reconnect.
 """
 
@@ -18,16 +18,17 @@ import logging
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import CloseCode
 
 from arena.connections import (
     MAX_HANDSHAKES,
     MAX_UNASKED,
     Flood,
-    Lobby,
     SeatConnection,
     SeatStats,
     token_ok,
 )
+from arena.lobby import Lobby
 from protocol import GameOver, MoveReply, PositionReply, ProtocolError, ServerMessage
 from protocol.endpoints import Endpoint
 from protocol.msgpack_codec import MAX_PAYLOAD, Hello, decode_payload, encode_payload
@@ -36,8 +37,6 @@ logger = logging.getLogger(__name__)
 
 MAX_OUTGOING = 64
 """Frames queued for a peer that does not read before it is dropped."""
-POLICY = 1008
-TOO_BIG = 1009
 
 
 class WsConnection(SeatConnection):
@@ -50,17 +49,17 @@ class WsConnection(SeatConnection):
         self._ws = ws
         self._outgoing: asyncio.Queue[bytes] = asyncio.Queue()
         self._sender: asyncio.Task[None] | None = None
-        self._close_code = 1000
+        self._close_code = CloseCode.NORMAL_CLOSURE
         self._close_reason = "game over"
 
     def start(self) -> None:
-        loop = asyncio.get_running_loop()
-        self.task = loop.create_task(self._read_loop(), name=f"arena-ws-team{self.team}-reader")
-        self._sender = loop.create_task(self._send_loop(), name=f"arena-ws-team{self.team}-sender")
+        self._start_reader(self._read_loop())
+        self._sender = self._spawn(self._send_loop(), "sender")
 
     def _transmit(self, message: ServerMessage) -> None:
         if self._outgoing.qsize() >= MAX_OUTGOING:
-            self._close_code, self._close_reason = POLICY, "not reading its frames"
+            self._close_code = CloseCode.POLICY_VIOLATION
+            self._close_reason = "not reading its frames"
             self.drop(f"does not read its frames ({MAX_OUTGOING} queued); dropped")
             return
         self._outgoing.put_nowait(encode_payload(message, self.size))
@@ -74,7 +73,7 @@ class WsConnection(SeatConnection):
                 self._lost("closed the connection")
                 return
 
-    def _fail(self, code: int, reason: str, log_reason: str) -> None:
+    def _fail(self, code: CloseCode, reason: str, log_reason: str) -> None:
         self._close_code, self._close_reason = code, reason
         self.drop(log_reason)
 
@@ -83,14 +82,18 @@ class WsConnection(SeatConnection):
             async for frame in self._ws:
                 if isinstance(frame, str):
                     self._fail(
-                        POLICY, "text frame", "sent a text frame; frames are binary; dropped"
+                        CloseCode.POLICY_VIOLATION,
+                        "text frame",
+                        "sent a text frame; frames are binary; dropped",
                     )
                     return
                 try:
                     message, _ = decode_payload(frame, self.size, ("position", "move"))
                 except ProtocolError as exc:
                     self._fail(
-                        POLICY, "malformed frame", f"sent a malformed frame ({exc}); dropped"
+                        CloseCode.POLICY_VIOLATION,
+                        "malformed frame",
+                        f"sent a malformed frame ({exc}); dropped",
                     )
                     return
                 assert isinstance(message, PositionReply | MoveReply)
@@ -98,13 +101,13 @@ class WsConnection(SeatConnection):
                     self.deliver(message)
                 except Flood:
                     self._fail(
-                        POLICY,
+                        CloseCode.POLICY_VIOLATION,
                         "flood",
                         f"sent more than {MAX_UNASKED} replies nobody asked for; dropped",
                     )
                     return
         except ConnectionClosed as exc:
-            if exc.sent is not None and exc.sent.code == TOO_BIG:
+            if exc.sent is not None and exc.sent.code == CloseCode.MESSAGE_TOO_BIG:
                 self.drop(f"sent a frame over {MAX_PAYLOAD} bytes; closed")
                 return
         self._lost("closed the connection")
@@ -122,7 +125,7 @@ class WsConnection(SeatConnection):
 
         if self._sender is not None and self._sender is asyncio.current_task():
             self._sender = None
-        asyncio.get_running_loop().create_task(flush_and_close())
+        self._spawn(flush_and_close(), "closer")
 
     async def _wait_closed(self) -> None:
         await self._ws.wait_closed()
@@ -160,13 +163,16 @@ class WsListener:
         if ws.request is not None and ws.request.path != self.endpoint.path:
             logger.warning("ws connection from %s: unknown path %r; closed", peer, ws.request.path)
             lobby.rejected += 1
-            await ws.close(POLICY, f"unknown path; this arena listens on {self.endpoint.path}")
+            await ws.close(
+                CloseCode.POLICY_VIOLATION,
+                f"unknown path; this arena listens on {self.endpoint.path}",
+            )
             return
         if not lobby.accepting or self._handshakes >= MAX_HANDSHAKES:
             why = "no game is open" if not lobby.accepting else "too many handshakes in progress"
             logger.warning("ws connection from %s closed at once: %s", peer, why)
             lobby.rejected += 1
-            await ws.close(1013, why)
+            await ws.close(CloseCode.TRY_AGAIN_LATER, why)
             return
         self._handshakes += 1
         try:
@@ -186,12 +192,12 @@ class WsListener:
 
         refusal = lobby.claim(team, peer, make)
         if refusal is not None:
-            logger.warning("ws connection from %s: %s; closed", peer, refusal)
+            logger.warning("ws connection from %s: %s; closed", peer, refusal.reason)
             lobby.rejected += 1
-            if refusal.startswith("unknown team"):
+            if refusal.tells_game_over:
                 with contextlib.suppress(ConnectionClosed):
                     await ws.send(encode_payload(GameOver(id_package=0), lobby.size))
-            await ws.close(POLICY, refusal[:120])
+            await ws.close(CloseCode.POLICY_VIOLATION, refusal.reason[:120])
             return
         assert conn is not None
         # The connection lives as long as this handler: websockets closes it on return.
@@ -209,21 +215,22 @@ class WsListener:
                 peer,
                 lobby.handshake_timeout,
             )
-            await ws.close(POLICY, "no hello in time")
+            await ws.close(CloseCode.POLICY_VIOLATION, "no hello in time")
             return None
         except ConnectionClosed as exc:
-            why = "a frame too big" if exc.sent is not None and exc.sent.code == TOO_BIG else exc
+            too_big = exc.sent is not None and exc.sent.code == CloseCode.MESSAGE_TOO_BIG
+            why = "a frame too big" if too_big else exc
             logger.warning("ws connection from %s closed before its hello: %s", peer, why)
             return None
         if isinstance(frame, str):
             logger.warning("ws connection from %s sent a text frame as hello; closed", peer)
-            await ws.close(POLICY, "frames are binary msgpack")
+            await ws.close(CloseCode.POLICY_VIOLATION, "frames are binary msgpack")
             return None
         try:
             message, _ = decode_payload(frame, lobby.size, ("hello",))
         except ProtocolError as exc:
             logger.warning("ws connection from %s sent a malformed hello (%s); closed", peer, exc)
-            await ws.close(POLICY, "malformed hello")
+            await ws.close(CloseCode.POLICY_VIOLATION, "malformed hello")
             return None
         assert isinstance(message, Hello)
         if not token_ok(self.token, message.token):
@@ -233,7 +240,7 @@ class WsListener:
                 message.team_id,
                 "no" if message.token is None else "wrong",
             )
-            await ws.close(POLICY, "bad token")
+            await ws.close(CloseCode.POLICY_VIOLATION, "bad token")
             return None
         return message
 

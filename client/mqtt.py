@@ -20,6 +20,7 @@ import random
 import socket
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import aiomqtt
@@ -85,44 +86,56 @@ async def play_mqtt(
             socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
         )
 
-    async def open_once(timeout: float) -> aiomqtt.Client:
-        mqtt = client()
-        try:
-            await asyncio.wait_for(mqtt.__aenter__(), timeout)
-        except aiomqtt.MqttError as exc:
-            raise OSError(str(exc)) from None
-        return mqtt
-
     answered_once = False
 
     async def run_connection(give_up_at: float, progress: Progress) -> None:
         nonlocal answered_once
-        mqtt = await retry_connect(
-            open_once,
-            endpoint.url,
-            give_up_at,
-            chosen,
-            options.backoff_first,
-            options.backoff_max,
-        )
         try:
-            await mqtt.subscribe(down, qos=QOS)
-            await _publish(mqtt, up, encode_payload(_hello(options, session_id), size))
-            wait_until = None if answered_once else give_up_at
-            await _serve(session, mqtt, endpoint, up, session_id, progress, wait_until)
-            answered_once = True
-            with contextlib.suppress(aiomqtt.MqttError, ConnectionLost):
-                await _publish(mqtt, up, bye)
+            async with contextlib.AsyncExitStack() as held:
+                mqtt = await _connect(held, client, endpoint.url, give_up_at, chosen, options)
+                await mqtt.subscribe(down, qos=QOS)
+                await _publish(mqtt, up, encode_payload(_hello(options, session_id), size))
+                wait_until = None if answered_once else give_up_at
+                await _serve(session, mqtt, endpoint, up, session_id, progress, wait_until)
+                answered_once = True
+                with contextlib.suppress(aiomqtt.MqttError):
+                    await _publish(mqtt, up, bye)
         except aiomqtt.MqttError as exc:
+            if session.finished:  # only leaving the broker failed: the game is played
+                log.debug("mqtt: disconnecting after the game: %s", exc)
+                return
             if progress.messages:
                 answered_once = True
             raise ConnectionLost(f"broker connection lost: {exc}") from None
-        finally:
-            with contextlib.suppress(Exception):
-                await mqtt.__aexit__(None, None, None)
 
     return await play_reconnecting(
         session, run_connection, options.connect_for, options.reconnect_for
+    )
+
+
+async def _connect(
+    held: contextlib.AsyncExitStack,
+    client: Callable[[], aiomqtt.Client],
+    where: str,
+    give_up_at: float,
+    rng: random.Random,
+    options: MqttOptions,
+) -> aiomqtt.Client:
+    """A client connected to the broker, retried until ``give_up_at`` (monotonic).
+
+    The client's own async context holds the connection, entered on ``held``:
+    each attempt enters a fresh client, and the one that connects stays
+    entered until ``held`` closes.
+    """
+
+    async def open_once(timeout: float) -> aiomqtt.Client:
+        try:
+            return await asyncio.wait_for(held.enter_async_context(client()), timeout)
+        except aiomqtt.MqttError as exc:
+            raise OSError(str(exc)) from None
+
+    return await retry_connect(
+        open_once, where, give_up_at, rng, options.backoff_first, options.backoff_max
     )
 
 
@@ -152,32 +165,45 @@ async def _serve(
             log.debug("publish %d bytes on %s: %s", len(payload), up, payload.hex())
         await _publish(mqtt, up, payload)
 
-    iterator = mqtt.messages.__aiter__()
-    while True:
-        try:
-            if wait_until is not None and progress.messages == 0:
-                incoming = await asyncio.wait_for(
-                    iterator.__anext__(), max(0.0, wait_until - time.monotonic())
-                )
-            else:
-                incoming = await iterator.__anext__()
-        except TimeoutError:
-            raise ConnectionFailed(
-                f"the arena at {endpoint.url} did not answer the hello on {up} in time"
-                " (wrong token, team id or match id?)"
-            ) from None
-        received_at = time.monotonic()
-        payload = incoming.payload
-        if not isinstance(payload, bytes | bytearray):
-            raise ServerDataError(f"a payload on {incoming.topic} is not bytes")
-        if debug:
-            log.debug("recv %d bytes on %s: %s", len(payload), incoming.topic, payload.hex())
-        try:
-            message, _ = decode_payload(bytes(payload), size, SERVER_TYPES)
-        except ProtocolError as exc:
-            raise ServerDataError(f"the arena sent a malformed payload: {exc}") from None
-        assert isinstance(message, ServerMessage)
-        progress.messages += 1
-        await answer(session, [(message, received_at)], send, debug)
-        if session.finished:
-            return
+    loop = asyncio.get_running_loop()
+    first_by = None
+    if wait_until is not None and progress.messages == 0:
+        first_by = loop.time() + max(0.0, wait_until - time.monotonic())
+    try:
+        async with asyncio.timeout_at(first_by) as first_frame:
+            async for incoming in mqtt.messages:
+                first_frame.reschedule(None)  # the arena answered: no more window
+                await _handle(session, incoming, send, progress, debug)
+                if session.finished:
+                    return
+    except TimeoutError:
+        if not first_frame.expired():
+            raise
+        raise ConnectionFailed(
+            f"the arena at {endpoint.url} did not answer the hello on {up} in time"
+            " (wrong token, team id or match id?)"
+        ) from None
+    raise ConnectionLost("the broker ended the subscription")
+
+
+async def _handle(
+    session: GameSession,
+    incoming: aiomqtt.Message,
+    send: Callable[[ClientMessage], Awaitable[None]],
+    progress: Progress,
+    debug: bool,
+) -> None:
+    """Decode one payload from the arena and answer it."""
+    received_at = time.monotonic()
+    payload = incoming.payload
+    if not isinstance(payload, bytes | bytearray):
+        raise ServerDataError(f"a payload on {incoming.topic} is not bytes")
+    if debug:
+        log.debug("recv %d bytes on %s: %s", len(payload), incoming.topic, payload.hex())
+    try:
+        message, _ = decode_payload(bytes(payload), session.setting.size, SERVER_TYPES)
+    except ProtocolError as exc:
+        raise ServerDataError(f"the arena sent a malformed payload: {exc}") from None
+    assert isinstance(message, ServerMessage)
+    progress.messages += 1
+    await answer(session, [(message, received_at)], send, debug)

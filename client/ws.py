@@ -63,7 +63,7 @@ async def play_ws(
             raise OSError(str(exc)) from None
 
     async def run_connection(give_up_at: float, progress: Progress) -> None:
-        ws = await retry_connect(
+        connected = await retry_connect(
             open_once,
             options.url,
             give_up_at,
@@ -71,10 +71,8 @@ async def play_ws(
             options.backoff_first,
             options.backoff_max,
         )
-        try:
+        async with connected as ws:  # closes the connection however serving ends
             await _serve(session, options, ws, progress)
-        finally:
-            await ws.close()
 
     return await play_reconnecting(
         session, run_connection, options.connect_for, options.reconnect_for
@@ -97,22 +95,22 @@ async def _serve(
             raise ConnectionLost(f"connection lost while sending: {exc}") from None
 
     await send(Hello(team_id=options.team, token=options.token))
-    while True:
-        try:
-            frame = await ws.recv()
-        except ConnectionClosed as exc:
-            raise ConnectionLost(f"server closed the connection ({exc})") from None
-        received_at = time.monotonic()
-        if isinstance(frame, str):
-            raise ServerDataError("server sent a text frame; frames are binary msgpack")
-        if debug:
-            log.debug("recv %d bytes: %s", len(frame), frame.hex())
-        try:
-            message, _ = decode_payload(frame, size, SERVER_TYPES)
-        except ProtocolError as exc:
-            raise ServerDataError(f"server sent a malformed frame: {exc}") from None
-        assert isinstance(message, ServerMessage)
-        progress.messages += 1
-        await answer(session, [(message, received_at)], send, debug)
-        if session.finished:
-            return
+    try:
+        async for frame in ws:
+            received_at = time.monotonic()
+            if isinstance(frame, str):
+                raise ServerDataError("server sent a text frame; frames are binary msgpack")
+            if debug:
+                log.debug("recv %d bytes: %s", len(frame), frame.hex())
+            try:
+                message, _ = decode_payload(frame, size, SERVER_TYPES)
+            except ProtocolError as exc:
+                raise ServerDataError(f"server sent a malformed frame: {exc}") from None
+            assert isinstance(message, ServerMessage)
+            progress.messages += 1
+            await answer(session, [(message, received_at)], send, debug)
+            if session.finished:
+                return
+    except ConnectionClosed as exc:  # closed with an error
+        raise ConnectionLost(f"server closed the connection ({exc})") from None
+    raise ConnectionLost(f"server closed the connection ({ws.close_code} {ws.close_reason})")

@@ -15,8 +15,9 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import aiomqtt
 import msgpack
@@ -187,23 +188,27 @@ async def test_unknown_team_is_told_game_over(broker: Mosquitto) -> None:
     assert arena.lobby.rejected >= 1
 
 
-async def _forger(url: str, match: str, team: int, sent: list[str], stop: asyncio.Event) -> None:
+async def _forger(
+    url: str,
+    match: str,
+    team: int,
+    sent: list[str],
+    stop: asyncio.Event,
+    before_hello: Callable[[], Awaitable[object]],
+) -> None:
     """Listens to team's boards and publishes moves and a hello for it, under another session."""
     async with aiomqtt.Client("127.0.0.1", int(url.split(":")[2].split("/")[0])) as mqtt:
         await mqtt.subscribe(to_player_topic(match, team), qos=1)
+        await before_hello()
         up = to_server_topic(match, team)
         await mqtt.publish(up, encode_payload(Hello(team_id=team, session="forger"), 12), qos=1)
         sent.append("hello")
-        iterator = mqtt.messages.__aiter__()
-        while not stop.is_set():
-            try:
-                incoming = await asyncio.wait_for(iterator.__anext__(), 0.2)
-            except TimeoutError:
-                continue
+
+        async def forge(incoming: aiomqtt.Message) -> None:
             assert isinstance(incoming.payload, bytes)
             message, _ = decode_payload(incoming.payload, 12, SERVER_TYPES)
             if not isinstance(message, Turn):
-                continue
+                return
             cells = [
                 (x, y)
                 for x, row in enumerate(message.map)
@@ -211,12 +216,31 @@ async def _forger(url: str, match: str, team: int, sent: list[str], stop: asynci
                 if owner == 1 and message.sheep[x][y] > 1
             ]
             if not cells:
-                continue
+                return
             x, y = cells[0]
             move = MoveReply(id_package=message.id_package, x=x, y=y, split=1, direction=1)
             for session in ("forger", None):
                 await mqtt.publish(up, encode_payload(move, 12, session), qos=1)
                 sent.append("move")
+
+        await _each_message_until(mqtt, stop, forge)
+
+
+async def _each_message_until(
+    mqtt: aiomqtt.Client,
+    stop: asyncio.Event,
+    handle: Callable[[aiomqtt.Message], Awaitable[None]],
+) -> None:
+    """``handle`` every message ``mqtt`` receives until ``stop`` is set."""
+
+    async def read() -> None:
+        async for incoming in mqtt.messages:
+            await handle(incoming)
+
+    async with asyncio.TaskGroup() as group:
+        reader = group.create_task(read())
+        await stop.wait()
+        reader.cancel()
 
 
 async def test_a_player_moves_only_its_own_seat(
@@ -228,9 +252,15 @@ async def test_a_player_moves_only_its_own_seat(
     sent: list[str] = []
     stop = asyncio.Event()
     async with open_arena((url,), tcp=False) as arena:
-        players = [asyncio.ensure_future(mqtt_player(url, t)) for t in (1, 2, 3, 4)]
-        await wait_for(lambda: len(arena.lobby.teams) == 4)
-        forger = asyncio.ensure_future(_forger(url, match, 1, sent, stop))
+        players: list[asyncio.Future[Any]] = []
+
+        async def seats_fixed() -> None:
+            # The forger listens already, and speaks as soon as the seats are fixed.
+            players.extend(asyncio.ensure_future(mqtt_player(url, t)) for t in (1, 2, 3, 4))
+            await wait_for(lambda: len(arena.lobby.teams) == 4, interval=0.001)
+
+        forger = asyncio.ensure_future(_forger(url, match, 1, sent, stop, seats_fixed))
+        await wait_for(lambda: len(players) == 4)
         await run_players(*players)
         record, result = await arena.result()
         stop.set()
@@ -251,17 +281,15 @@ async def _raw_seat(
         await mqtt.subscribe(to_player_topic(match, team), qos=1)
         up = to_server_topic(match, team)
         await mqtt.publish(up, encode_payload(Hello(team_id=team, session="raw"), 12), qos=1)
-        iterator = mqtt.messages.__aiter__()
-        while not stop.is_set():
-            try:
-                incoming = await asyncio.wait_for(iterator.__anext__(), 0.2)
-            except TimeoutError:
-                continue
+
+        async def answer_once(incoming: aiomqtt.Message) -> None:
             assert isinstance(incoming.payload, bytes)
             message, _ = decode_payload(incoming.payload, 12, SERVER_TYPES)
             frames.append(message)
             if len(frames) == 1:
                 await mqtt.publish(up, payload, qos=1)
+
+        await _each_message_until(mqtt, stop, answer_once)
 
 
 async def test_malformed_payload_unseats_only_its_sender(

@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgpack
 import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import CloseCode
 
 from client.lifecycle import answer
 from protocol import ProtocolError
@@ -34,6 +36,7 @@ from tests.transport_support import (
 )
 
 TOKEN = "s3cret-token"
+POLICY = CloseCode.POLICY_VIOLATION
 
 
 async def test_full_game_over_ws_mixed_with_tcp() -> None:
@@ -72,10 +75,17 @@ async def test_token_is_accepted_and_game_plays() -> None:
 
 
 # ------------------------------------------------------------------ intruders
-async def _intruder(kind: str, url: str, outcome: dict[str, Any]) -> None:
+async def _intruder(
+    kind: str,
+    url: str,
+    outcome: dict[str, Any],
+    before_hello: Callable[[], Awaitable[object]] | None = None,
+) -> None:
     """A fifth connection that must be turned away without disturbing the game."""
     target = url + "elsewhere" if kind == "wrong_path" else url
     async with connect(target, max_size=MAX_PAYLOAD) as ws:
+        if before_hello is not None:
+            await before_hello()
         if kind == "wrong_token":
             await ws.send(encode_payload(Hello(team_id=1, token="guess"), 12))
         elif kind == "no_token":
@@ -95,12 +105,12 @@ async def _intruder(kind: str, url: str, outcome: dict[str, Any]) -> None:
 
 
 INTRUDERS = {
-    "wrong_token": (1008, "bad token", "wrong token"),
-    "no_token": (1008, "bad token", "no token"),
-    "no_hello": (1008, "no hello in time", "sent no hello within"),
-    "second_claim": (1008, "whose player is connected", "whose player is connected"),
-    "unknown_team": (1008, "unknown team id 99", "unknown team id 99"),
-    "wrong_path": (1008, "unknown path", "unknown path"),
+    "wrong_token": (POLICY, "bad token", "wrong token"),
+    "no_token": (POLICY, "bad token", "no token"),
+    "no_hello": (POLICY, "no hello in time", "sent no hello within"),
+    "second_claim": (POLICY, "whose player is connected", "whose player is connected"),
+    "unknown_team": (POLICY, "unknown team id 99", "unknown team id 99"),
+    "wrong_path": (POLICY, "unknown path", "unknown path"),
 }
 
 
@@ -115,10 +125,19 @@ async def test_intruder_is_refused_and_costs_nothing(
         url = arena.url("ws")
         players: list[asyncio.Future[Any]] = []
         if kind in ("second_claim", "unknown_team"):
-            players = [asyncio.ensure_future(ws_player(url, t, token=TOKEN)) for t in (1, 2, 3, 4)]
-            await wait_for(lambda: len(arena.lobby.teams) == 4)  # seats fixed: 99 is unknown
-        # Otherwise the intruder comes first: the lobby must still seat the players after it.
-        await asyncio.wait_for(_intruder(kind, url, outcome), 10)
+
+            async def seats_fixed() -> None:
+                # The intruder is connected already and says hello as soon as the seats
+                # are fixed (99 is unknown then): a game of random players is short.
+                players.extend(
+                    asyncio.ensure_future(ws_player(url, t, token=TOKEN)) for t in (1, 2, 3, 4)
+                )
+                await wait_for(lambda: len(arena.lobby.teams) == 4, interval=0.001)
+
+            await asyncio.wait_for(_intruder(kind, url, outcome, seats_fixed), 10)
+        else:
+            # The intruder comes first: the lobby must still seat the players after it.
+            await asyncio.wait_for(_intruder(kind, url, outcome), 10)
         if not players:
             players = [asyncio.ensure_future(ws_player(url, t, token=TOKEN)) for t in (1, 2, 3, 4)]
         await run_players(*players)
@@ -138,19 +157,23 @@ async def test_intruder_is_refused_and_costs_nothing(
 
 # ---------------------------------------------------------- faulty seat player
 FAULTS: dict[str, tuple[bytes | str, int, str]] = {
-    "oversized": (b"\x00" * (MAX_PAYLOAD + 1), 1009, f"over {MAX_PAYLOAD} bytes"),
-    "junk": (b"\xc1\xc1\xc1", 1008, "malformed frame"),
-    "text": ("hello", 1008, "text frame"),
+    "oversized": (
+        b"\x00" * (MAX_PAYLOAD + 1),
+        CloseCode.MESSAGE_TOO_BIG,
+        f"over {MAX_PAYLOAD} bytes",
+    ),
+    "junk": (b"\xc1\xc1\xc1", POLICY, "malformed frame"),
+    "text": ("hello", POLICY, "text frame"),
     "server_type": (
         msgpack.packb({"type": "game_over", "id_package": 1}),
-        1008,
+        POLICY,
         "is not expected here",
     ),
     "extra_key": (
         msgpack.packb(
             {"type": "move", "id_package": 1, "x": 0, "y": 0, "split": 1, "direction": 1, "s": 1}
         ),
-        1008,
+        POLICY,
         "malformed frame",
     ),
 }

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.config import ServerConfig
-from arena.connections import Lobby
+from arena.lobby import Lobby
 from arena.referee import GameRecord
 from arena.results import GameResult
 from arena.server import serve_open
@@ -216,9 +216,11 @@ class Mosquitto:
         return f"mqtt://{auth}127.0.0.1:{self.port}/{match}"
 
 
-async def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+async def wait_for(
+    predicate: Callable[[], bool], timeout: float = 10.0, interval: float = 0.02
+) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
             raise TimeoutError("condition not met in time")
-        await asyncio.sleep(0.02)
+        await asyncio.sleep(interval)
