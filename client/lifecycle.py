@@ -45,6 +45,61 @@ class Backoff:
         return d
 
 
+SILENCE_ROUNDS = 5
+"""Boards the server may take between two of ours: three other seats' turns at most, plus
+placement's fourth and slack; past ``SILENCE_ROUNDS`` time limits (and ``SILENCE_SLACK``)
+a silent server is said so in the log, and later given up on."""
+SILENCE_SLACK = 5.0
+
+
+class Silence:
+    """How long the server may say nothing: warned about once, then given up on.
+
+    During a game: ``SILENCE_ROUNDS`` time limits (plus slack) until the warning, and
+    ``reconnect_for`` more until the connection counts as lost (and is reconnected, or
+    the client ends with the connection error). Before a game's first frame the server
+    may still be waiting for the other players: ``connect_for`` is added to both.
+    """
+
+    def __init__(
+        self,
+        time_limit: float,
+        connect_for: float,
+        reconnect_for: float,
+        slack: float = SILENCE_SLACK,
+    ) -> None:
+        self.game = SILENCE_ROUNDS * time_limit + slack
+        self.connect_for = connect_for
+        self.reconnect_for = reconnect_for
+
+    def bounds(self, started: bool) -> tuple[float, float]:
+        """Seconds until the warning and until giving up, from the last frame received."""
+        warn = self.game if started else self.game + self.connect_for
+        return warn, warn + self.reconnect_for
+
+    async def read(self, read: Callable[[], Awaitable[T]], started: bool, where: str) -> T:
+        """``await read()``, logging a silence past the warning bound once and raising
+        ``ConnectionLost`` past the give-up bound."""
+        warn, give_up = self.bounds(started)
+        task = asyncio.ensure_future(read())
+        try:
+            done, _ = await asyncio.wait((task,), timeout=warn)
+            if not done:
+                log.warning(
+                    "the server %s has sent nothing for %.0f s; waiting %.0f s more",
+                    where,
+                    warn,
+                    give_up - warn,
+                )
+                done, _ = await asyncio.wait((task,), timeout=give_up - warn)
+            if not done:
+                raise ConnectionLost(f"the server {where} sent nothing for {give_up:.0f} s")
+            return task.result()
+        finally:
+            if not task.done():
+                task.cancel()
+
+
 class Progress:
     """Messages received on the current connection (zero: it never got going)."""
 
@@ -108,6 +163,10 @@ async def play_reconnecting(
                 if progress.messages:
                     # Made progress on this connection: a fresh window from the loss.
                     give_up_at = time.monotonic() + reconnect_for
+                elif time.monotonic() >= give_up_at:
+                    # Connected, but nothing came in time: a server that accepts and
+                    # stays silent must not keep the client forever.
+                    raise ConnectionFailed(f"{lost}; no game within the window") from None
                 log.warning(
                     "%s; reconnecting for up to %.0f s",
                     lost,

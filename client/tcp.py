@@ -21,8 +21,10 @@ from dataclasses import dataclass
 
 from client.errors import ServerDataError
 from client.lifecycle import (
+    SILENCE_SLACK,
     ConnectionLost,
     Progress,
+    Silence,
     answer,
     play_reconnecting,
     retry_connect,
@@ -47,6 +49,8 @@ class ConnectOptions:
     """Seconds to keep trying after a connection is lost."""
     backoff_first: float = 0.05
     backoff_max: float = 1.0
+    silence_slack: float = SILENCE_SLACK
+    """Seconds of server silence allowed beyond the time limits (``lifecycle.Silence``)."""
 
 
 async def connect(
@@ -112,9 +116,17 @@ async def _serve(
     debug = log.isEnabledFor(logging.DEBUG)
     await _send(writer, encode(TeamId(team_id=options.team), size), debug)
     decoder = ServerStreamDecoder(size, expect_initial_map=session.expects_initial_map)
+    silence = Silence(
+        session.limits.time_limit,
+        options.connect_for,
+        options.reconnect_for,
+        options.silence_slack,
+    )
+    where = f"{options.host}:{options.port}"
     while True:
         try:
-            data = await reader.read(READ_SIZE)
+            started = session.placed or progress.messages > 0
+            data = await silence.read(lambda: reader.read(READ_SIZE), started, where)
         except (ConnectionError, OSError) as exc:
             raise ConnectionLost(f"connection lost: {exc!r}") from None
         if not data:

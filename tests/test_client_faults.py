@@ -9,15 +9,19 @@ import struct
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 import pytest
 
+from client.clock import TimeLimits
 from client.errors import ConnectionFailed, ExitCode, ServerDataError
+from client.session import GameSession
 from client.tcp import play_tcp
 from protocol import GameOver, InitialMap, Turn, encode
 from state.boardgen import random_geometry
 from state.game import GameState, Move
 from state.settings import get_setting
+from strategies.registry import make_strategy
 from tests.referee import Referee, as_board
 from tests.test_client import LIMIT, SLACK, assert_clean, options, run_game, session
 
@@ -181,6 +185,34 @@ async def test_a_map_of_another_setting_is_refused_not_answered() -> None:
         with pytest.raises(ServerDataError, match=r"playing cells, but game 1 is played on 64"):
             await asyncio.wait_for(play_tcp(session(1), options(port, 7)), 5)
     assert replies in ([], [b""])  # no position reply was sent
+
+
+async def test_a_server_gone_silent_is_said_and_given_up_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The server takes the placement, then says nothing and keeps the socket open (and
+    does the same on every reconnection): the client logs the silence and ends with the
+    connection error instead of waiting forever."""
+    game = OneSeat(5)
+    connections: list[int] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(1)
+        await reader.readexactly(4)
+        if len(connections) == 1:
+            writer.write(encode(game.initial_map(1), SIZE))
+            await writer.drain()
+            await reader.readexactly(16)
+        await asyncio.sleep(30)  # silent, the connection open
+
+    server, port = await serve(handler)
+    opts = replace(options(port, 7, connect_for=1.0, reconnect_for=0.5), silence_slack=0.2)
+    quick = GameSession(get_setting(1), make_strategy("greedy", {"seed": 1}), TimeLimits(0.2, 0.05))
+    async with server:
+        with pytest.raises(ConnectionFailed, match="sent nothing"):
+            await asyncio.wait_for(play_tcp(quick, opts), 20)
+    assert len(connections) >= 2  # the silence counted as a lost connection: it reconnected
+    assert any("has sent nothing for" in r.getMessage() for r in caplog.records)
 
 
 async def run_cli(*args: str, timeout: float = 20) -> tuple[int, str, str]:
