@@ -229,6 +229,7 @@ class Mcts:
         current world, its split is the world's area guess and edges count the
         selections they were available in; ``me``'s nodes are as without."""
         p = self.params
+        c_puct, fpu, by_availability = p.c_puct, p.fpu, draws is not None
         sheep = state.sheep
         node = self.root
         assert node is not None
@@ -243,7 +244,7 @@ class Mcts:
                 self.nodes += 1
                 return trail, applied, draws is None and node.terminal
             mover = node.to_move
-            hidden = draws is not None and mover != me
+            hidden = by_availability and mover != me
             avail = [e for e in node.edges if sheep[e.cell] >= 2] if hidden else node.edges
             if not avail:
                 # Game over, or the seat to move has no slide: it passes.
@@ -259,7 +260,7 @@ class Mcts:
                 trail.append((None, child, mover))
                 node = child
                 continue
-            e = select_edge(node, avail, p.c_puct, p.fpu, draws is not None)
+            e = select_edge(node, avail, c_puct, fpu, by_availability)
             if hidden:
                 s = e.splits[0]
                 split = area_split(state, e.cell, e.dst)

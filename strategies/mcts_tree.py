@@ -154,18 +154,24 @@ def select_edge(
     parent_q = 0.0
     nq = 0
     for e in avail:
-        if by_availability:
-            e.avail += 1
         if e.n:
             parent_q += e.w
             nq += e.n
     parent_q = parent_q / nq - fpu if nq else 0.5
-    sqrt_n = math.sqrt(node.n + 1)
     best_u = -1e18
     best_e = avail[0]
+    if by_availability:
+        for e in avail:
+            e.avail += 1
+            q = e.w / e.n if e.n else parent_q
+            u = q + c_puct * e.prior * math.sqrt(e.avail) / (1 + e.n)
+            if u > best_u:
+                best_u, best_e = u, e
+        return best_e
+    sqrt_n = math.sqrt(node.n + 1)
     for e in avail:
         q = e.w / e.n if e.n else parent_q
-        u = q + c_puct * e.prior * (math.sqrt(e.avail) if by_availability else sqrt_n) / (1 + e.n)
+        u = q + c_puct * e.prior * sqrt_n / (1 + e.n)
         if u > best_u:
             best_u, best_e = u, e
     return best_e
