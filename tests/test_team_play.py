@@ -120,8 +120,8 @@ def test_game_4_weighs_the_pair_lead_more_than_other_games() -> None:
     """The search and the placement of game 4 use ``team_margin``; others ``margin``."""
     strategy = HybridStrategy({"margin": 0.05, "team_margin": 0.3})
     strategy.new_game(SETTINGS[1], 1)
-    assert strategy.reward_margin == 0.05 and strategy.mcts.cfg.margin == 0.05
+    assert strategy.reward_margin == 0.05 and strategy.mcts.params.margin == 0.05
     strategy.new_game(SETTINGS[4], 1)
-    assert strategy.reward_margin == 0.3 and strategy.mcts.cfg.margin == 0.3
+    assert strategy.reward_margin == 0.3 and strategy.mcts.params.margin == 0.3
     strategy.new_game(SETTINGS[3], 2)
-    assert strategy.mcts.cfg.margin == 0.05
+    assert strategy.mcts.params.margin == 0.05
