@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
+
+from state.game import GameState
 
 VECTORS = Path(__file__).parent / "vectors"
 SHARED_VECTORS = Path(__file__).resolve().parents[2] / "shared" / "vectors"
@@ -25,3 +28,17 @@ def rows_to_map(rows: list[str]) -> list[list[int]]:
     """Text rows (row = y, column = x) to the wire layout ``map[x][y]``."""
     n = len(rows)
     return [[OWNER_CHARS[rows[y][x]] for y in range(n)] for x in range(n)]
+
+
+def random_play(state: GameState, rng: random.Random, plies: int) -> GameState:
+    """``plies`` uniformly random slides (a skip where the seat to move has none), then
+    the undo history forgotten: a position of a random game."""
+    for _ in range(plies):
+        slides = state.slides()
+        if slides:
+            cell, _d, dst = rng.choice(slides)
+            state.slide(cell, dst, rng.randint(1, state.sheep[cell] - 1))
+        else:
+            state.skip_turn()
+    state.clear_history()
+    return state

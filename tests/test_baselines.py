@@ -11,6 +11,7 @@ from state.playout import random_placement
 from state.settings import SETTINGS
 from strategies.base import Budget, ParameterError
 from strategies.registry import make_strategy, parse_params, parse_seat
+from tests.boards import random_play
 
 
 def random_positions(game: int, count: int, seed: int = 0) -> list[GameState]:
@@ -20,14 +21,7 @@ def random_positions(game: int, count: int, seed: int = 0) -> list[GameState]:
         setting = SETTINGS[game]
         state = GameState(setting, random_geometry(setting, rng.getrandbits(32)))
         random_placement(state, rng)
-        for _ in range(rng.randrange(0, 80)):
-            slides = state.slides()
-            if slides:
-                cell, _d, dst = rng.choice(slides)
-                state.slide(cell, dst, rng.randint(1, state.sheep[cell] - 1))
-            else:
-                state.skip_turn()
-        state.clear_history()
+        random_play(state, rng, rng.randrange(0, 80))
         out.append(state)
     return out
 

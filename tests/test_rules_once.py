@@ -19,6 +19,7 @@ from state.playout import random_placement
 from state.scoring import ranked_results, tournament_points
 from state.settings import MAX_SHEEP, PLAYERS, SETTINGS
 from strategies.common import determinize, final_results, relative_value
+from tests.boards import random_play
 
 BOARDS = 12
 
@@ -29,14 +30,7 @@ def played(game: int, seed: int, plies: int) -> GameState:
     setting = SETTINGS[game]
     state = GameState(setting, random_geometry(setting, seed))
     random_placement(state, rng)
-    for _ in range(plies):
-        slides = state.slides()
-        if slides:
-            cell, _d, dst = rng.choice(slides)
-            state.slide(cell, dst, rng.randint(1, state.sheep[cell] - 1))
-        else:
-            state.skip_turn()
-    state.clear_history()
+    random_play(state, rng, plies)
     return state
 
 

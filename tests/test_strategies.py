@@ -22,6 +22,7 @@ from strategies.hybrid import HybridStrategy
 from strategies.mcts import MctsParams
 from strategies.mcts import playout as run_playout
 from strategies.registry import STRATEGIES, make_strategy
+from tests.boards import random_play
 
 SEARCHERS = ["seedlike", "uct", "hybrid"]
 WEIGHTS = EvalWeights(1.2, 1.0, 0.2)
@@ -35,14 +36,7 @@ def positions(game: int, count: int, seed: int) -> list[GameState]:
     while len(out) < count:
         state = GameState(setting, random_geometry(setting, rng.getrandbits(32)))
         random_placement(state, rng)
-        for _ in range(rng.choice([0, 10, 30, 45, 200])):
-            slides = state.slides()
-            if slides:
-                cell, _d, dst = rng.choice(slides)
-                state.slide(cell, dst, rng.randint(1, state.sheep[cell] - 1))
-            else:
-                state.skip_turn()
-        state.clear_history()
+        random_play(state, rng, rng.choice([0, 10, 30, 45, 200]))
         out.append(state)
     return out
 
