@@ -313,7 +313,8 @@ async def test_malformed_payload_unseats_only_its_sender(
     assert result.disconnects[1] == 1
     assert result.absent[1] >= 1  # its later turns were lost at once, without waiting
     assert "seat 2 (team 2, mqtt): sent a malformed payload" in caplog.text
-    assert len(frames) == 1  # nothing was sent to it after it was unseated
+    # Nothing was sent to it after it was unseated but the news (a Refused).
+    assert [type(f).__name__ for f in frames[1:]] == ["Refused"]
 
 
 async def test_oversized_and_unattributable_payloads_cost_nothing(
