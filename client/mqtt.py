@@ -48,7 +48,7 @@ from protocol.mqtt_auth import (
     will_channel,
 )
 from protocol.msgpack_codec import (
-    SERVER_TYPES,
+    MQTT_SERVER_TYPES,
     Bye,
     Challenge,
     Envelope,
@@ -304,7 +304,7 @@ async def _handle(
     if debug:
         log.debug("recv %d bytes on %s: %s", len(payload), incoming.topic, payload.hex())
     try:
-        frame = decode_envelope(bytes(payload), session.setting.size, SERVER_TYPES)
+        frame = decode_envelope(bytes(payload), session.setting.size, MQTT_SERVER_TYPES)
     except ProtocolError as exc:
         if link.token is None:
             raise ServerDataError(f"the arena sent a malformed payload: {exc}") from None

@@ -43,6 +43,7 @@ from protocol.mqtt_auth import MAC_HEX, NONCE_HEX, MacChannel, canonical, is_hex
 __all__ = [
     "CLIENT_TYPES",
     "MAX_PAYLOAD",
+    "MQTT_SERVER_TYPES",
     "SERVER_TYPES",
     "TYPE_OF",
     "Bye",
@@ -174,7 +175,9 @@ MODEL_OF: Final[Mapping[str, type[WireMessage]]] = {
 }
 TYPE_OF: Final[Mapping[type[WireMessage], str]] = {model: t for t, model in MODEL_OF.items()}
 CLIENT_TYPES: Final = frozenset({"hello", "position", "move", "bye", "proof"})
-SERVER_TYPES: Final = frozenset({"initial_map", "turn", "game_over", "challenge", "refused"})
+SERVER_TYPES: Final = frozenset({"initial_map", "turn", "game_over"})
+MQTT_SERVER_TYPES: Final = SERVER_TYPES | {"challenge", "refused"}
+"""What an MQTT player may receive: the game's frames, and the arena's handshake."""
 
 ENVELOPE: Final = frozenset({"type", "session", "seq", "mac"})
 """Keys a frame may carry besides the model's fields (MQTT: the sender's session, the MAC)."""

@@ -32,7 +32,7 @@ from protocol.mqtt_auth import (
 )
 from protocol.msgpack_codec import (
     CLIENT_TYPES,
-    SERVER_TYPES,
+    MQTT_SERVER_TYPES,
     Bye,
     Challenge,
     Hello,
@@ -86,7 +86,7 @@ class Sniffer:
 
     def frames(self, topic: str) -> list[tuple[Any, bytes]]:
         """The decodable frames seen on ``topic``: (envelope, payload)."""
-        allowed = CLIENT_TYPES if topic.endswith("to_server") else SERVER_TYPES
+        allowed = CLIENT_TYPES if topic.endswith("to_server") else MQTT_SERVER_TYPES
         out = []
         for t, payload in self.seen:
             if t == topic:
@@ -358,7 +358,7 @@ def test_handshake_and_seals_without_a_broker() -> None:
     assert check(forged.signed, 99, forged.mac) == "a wrong mac"
     # A server frame cannot pass as a player's: the direction is under the mac.
     told = decode_envelope(
-        encode_payload(Refused(reason="x"), SIZE, session, pending.channel), SIZE, SERVER_TYPES
+        encode_payload(Refused(reason="x"), SIZE, session, pending.channel), SIZE, MQTT_SERVER_TYPES
     )
     assert check(told.signed, told.seq, told.mac) == "a wrong mac"
     will = decode_envelope(
