@@ -162,12 +162,12 @@ async def test_sniffer_never_sees_the_token(broker: Mosquitto) -> None:
 
 
 async def _sniff_seat_one(sniffer: Sniffer, match: str) -> tuple[str, bytes]:
-    """The seated session of team 1 and one sealed reply of it, once it has moved."""
+    """The seated session of team 1 and its first reply, once it has sent one."""
     up = to_server_topic(match, 1)
 
     def reply() -> tuple[str, bytes] | None:
         for frame, payload in sniffer.frames(up):
-            if isinstance(frame.message, MoveReply) and frame.session is not None:
+            if isinstance(frame.message, PositionReply | MoveReply) and frame.session:
                 return frame.session, payload
         return None
 
