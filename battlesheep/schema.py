@@ -14,7 +14,10 @@ def register(sub: Any) -> None:
         "schema",
         help="print the JSON Schema of the messages (WebSocket frames, MQTT payloads)",
         description="The messages of the ws and mqtt transports, one msgpack map each; "
-        "the schema is generated from the same pydantic models the TCP codec uses.",
+        "the schema is generated from the same pydantic models the TCP codec uses. It "
+        "includes MQTT's token handshake (hello with a nonce, challenge, proof) and the "
+        "seq and mac every later MQTT frame carries with a token: the token itself is "
+        "never sent over MQTT.",
     )
     p.add_argument("--compact", action="store_true", help="one line instead of indented JSON")
     p.set_defaults(func=run)

@@ -28,7 +28,7 @@ from protocol.endpoints import to_player_topic, to_server_topic
 from protocol.messages import MoveReply, Turn
 from protocol.msgpack_codec import (
     MAX_PAYLOAD,
-    SERVER_TYPES,
+    MQTT_SERVER_TYPES,
     Hello,
     decode_payload,
     encode_payload,
@@ -206,7 +206,7 @@ async def _forger(
 
         async def forge(incoming: aiomqtt.Message) -> None:
             assert isinstance(incoming.payload, bytes)
-            message, _ = decode_payload(incoming.payload, 12, SERVER_TYPES)
+            message, _ = decode_payload(incoming.payload, 12, MQTT_SERVER_TYPES)
             if not isinstance(message, Turn):
                 return
             cells = [
@@ -284,7 +284,7 @@ async def _raw_seat(
 
         async def answer_once(incoming: aiomqtt.Message) -> None:
             assert isinstance(incoming.payload, bytes)
-            message, _ = decode_payload(incoming.payload, 12, SERVER_TYPES)
+            message, _ = decode_payload(incoming.payload, 12, MQTT_SERVER_TYPES)
             frames.append(message)
             if len(frames) == 1:
                 await mqtt.publish(up, payload, qos=1)
@@ -313,7 +313,8 @@ async def test_malformed_payload_unseats_only_its_sender(
     assert result.disconnects[1] == 1
     assert result.absent[1] >= 1  # its later turns were lost at once, without waiting
     assert "seat 2 (team 2, mqtt): sent a malformed payload" in caplog.text
-    assert len(frames) == 1  # nothing was sent to it after it was unseated
+    # Nothing was sent to it after it was unseated but the news (a Refused).
+    assert [type(f).__name__ for f in frames[1:]] == ["Refused"]
 
 
 async def test_oversized_and_unattributable_payloads_cost_nothing(
