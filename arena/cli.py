@@ -176,8 +176,9 @@ def run_serve(args: argparse.Namespace) -> int:
     config = options.server
     on_game = _game_reporter(args, options.games)
 
-    def on_listening(port: int) -> None:
-        print(f"listening on {config.host}:{port}; player logs in {logs}", file=sys.stderr)
+    def on_listening(lobby: Lobby) -> None:
+        where = ", ".join(lobby.addresses())
+        print(f"listening on {where}; player logs in {logs}", file=sys.stderr, flush=True)
 
     try:
         asyncio.run(
@@ -223,10 +224,9 @@ def run_open(args: argparse.Namespace) -> int:
     config = options.server
 
     def on_listening(lobby: Lobby) -> None:
-        where = [f"tcp://{config.host}:{lobby.port}"] if config.tcp else []
-        where += [listener.url for listener in lobby.listeners]
+        where = ", ".join(lobby.addresses())
         print(
-            f"listening on {', '.join(where)}; waiting for four players (seated by team id)",
+            f"listening on {where}; waiting for four players (seated by team id)",
             file=sys.stderr,
             flush=True,
         )

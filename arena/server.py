@@ -123,14 +123,14 @@ async def serve_games(
     plans: Sequence[GamePlan],
     config: ServerConfig,
     on_game: GameDone | None = None,
-    on_listening: Callable[[int], None] | None = None,
+    on_listening: Callable[[Lobby], None] | None = None,
 ) -> list[GameResult]:
     """Play the plans one after the other on one listening socket; returns the results."""
     size = get_setting(plans[0].game).size if plans else 12
     lobby = make_lobby(teams, size, config)
     await lobby.start()
     if on_listening is not None:
-        on_listening(lobby.port)
+        on_listening(lobby)
     results: list[GameResult] = []
     try:
         for plan in plans:

@@ -6,9 +6,118 @@ has an IPv6 loopback); every wait is bounded.
 
 from __future__ import annotations
 
+import os
+import re
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
-from tests.arena_support import check_game, play_template_game
+import pytest
+
+from arena.results import read_results
+from tests.arena_support import TEMPLATE, check_game, play_template_game, template_command
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Serve:
+    """A ``battlesheep serve`` subprocess whose stderr is read line by line as it comes."""
+
+    def __init__(self, args: list[str], cwd: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "battlesheep", "serve", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=cwd,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        self.lines: list[str] = []
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            with self._changed:
+                self.lines.append(line)
+                self._changed.notify_all()
+
+    def wait_for(self, pattern: str, timeout: float = 30.0) -> re.Match[str]:
+        """The first stderr line matching ``pattern``, waiting for it at most ``timeout`` s."""
+        deadline = time.monotonic() + timeout
+        regex = re.compile(pattern)
+        with self._changed:
+            while True:
+                for line in self.lines:
+                    if match := regex.search(line):
+                        return match
+                remaining = deadline - time.monotonic()
+                ended = self.proc.poll() is not None and not self._reader.is_alive()
+                if remaining <= 0 or ended:
+                    raise AssertionError(f"no {pattern!r} in serve's stderr:\n{self.stderr}")
+                self._changed.wait(min(remaining, 0.2))
+
+    def port(self) -> int:
+        return int(self.wait_for(r"listening on tcp://\S+:(\d+)").group(1))
+
+    def finish(self, timeout: float = 60.0) -> tuple[int, str]:
+        """(exit code, stdout) once serve has ended by itself."""
+        out, _ = self.proc.communicate(timeout=timeout)
+        self._reader.join(5)
+        return self.proc.returncode, out
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self.lines)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+@pytest.fixture
+def serves() -> Iterator[list[Serve]]:
+    started: list[Serve] = []
+    yield started
+    for serve in started:
+        serve.kill()
+
+
+def input_txt(tmp_path: Path, commands: list[str], game: int = 1) -> Path:
+    """The course's input.txt: team ids 11..14 and their commands, then the setting."""
+    lines: list[str] = []
+    for team, command in zip(range(11, 15), commands, strict=True):
+        lines += [str(team), command]
+    path = tmp_path / "input.txt"
+    path.write_text("\n".join([*lines, str(game)]) + "\n")
+    (tmp_path / TEMPLATE.name).write_text(TEMPLATE.read_text())
+    return path
+
+
+def template_line(team: int, extra: str = "") -> str:
+    return f"{sys.executable} {TEMPLATE.name} {team} {{port}} --game {{game}} --seed {team}{extra}"
+
+
+def has_ipv6_loopback() -> bool:
+    if not socket.has_ipv6:
+        return False
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as sock:
+            sock.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+# ---- late replies are counted once ------------------------------------------
 
 
 async def test_a_late_reply_is_counted_late_only(tmp_path: Path) -> None:
@@ -21,3 +130,66 @@ async def test_a_late_reply_is_counted_late_only(tmp_path: Path) -> None:
     # Each late reply still arrived (the player answers everything, only slowly),
     # but one event is one count: none of them is stale as well.
     assert result.stale[1] == 0
+
+
+# ---- the address printed is the one bound -------------------------------------
+
+
+def _open_serve(tmp_path: Path, listen: str, serves: list[Serve], *extra: str) -> Serve:
+    serve = Serve(
+        ["--listen", listen, "--game", "1", "--time-limit", "0.5", "--seed", "5", *extra],
+        tmp_path,
+    )
+    serves.append(serve)
+    return serve
+
+
+def test_listening_line_shows_the_ipv4_address_bound(tmp_path: Path, serves: list[Serve]) -> None:
+    serve = _open_serve(tmp_path, "tcp://127.0.0.1:0", serves)
+    assert (
+        serve.wait_for(r"listening on (tcp://\S+?)[;,]").group(1)
+        == f"tcp://127.0.0.1:{serve.port()}"
+    )
+
+
+def test_listening_line_shows_the_ipv6_address_bound(tmp_path: Path, serves: list[Serve]) -> None:
+    if not has_ipv6_loopback():
+        print("skipped: this machine has no IPv6 loopback ([::1])")
+        pytest.skip("no IPv6 loopback on this machine")
+    serve = _open_serve(tmp_path, "tcp://[::1]:0", serves)
+    where = serve.wait_for(r"listening on (tcp://\S+?)[;,]").group(1)
+    port = serve.port()
+    assert where == f"tcp://[::1]:{port}"
+    with socket.create_connection(("::1", port), timeout=5):  # it is really there
+        pass
+
+
+# ---- open mode seats only teams still connected ------------------------------
+
+
+def test_open_mode_does_not_seat_a_team_that_left(tmp_path: Path, serves: list[Serve]) -> None:
+    results = tmp_path / "results.jsonl"
+    serve = _open_serve(tmp_path, "tcp://127.0.0.1:0", serves, "-v", "--results", str(results))
+    port = serve.port()
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as gone:
+        gone.sendall(struct.pack("<i", 1))
+        serve.wait_for(r"team 1 connected over tcp")
+    serve.wait_for(r"team 1, tcp\): closed the connection")
+    players = [
+        subprocess.Popen(
+            [arg.replace("{port}", str(port)) for arg in template_command(team, 1, team)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
+        )
+        for team in (2, 3, 4, 5)
+    ]
+    try:
+        code, _ = serve.finish(90)
+    finally:
+        for player in players:
+            player.kill()
+            player.wait(10)
+    assert code == 0, serve.stderr
+    (row,) = read_results(results)
+    assert row.teams == [2, 3, 4, 5]
+    assert row.absent == [0, 0, 0, 0]
