@@ -6,11 +6,12 @@ import argparse
 import asyncio
 import logging
 import os
+import signal
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -21,7 +22,7 @@ from arena.config import (
     read_input_file,
 )
 from arena.lobby import Lobby
-from arena.players import ProcessPlayer
+from arena.players import ProcessPlayer, kill_running
 from arena.referee import GameRecord
 from arena.replay import read_replay, replay_lines, write_replay
 from arena.results import GameResult, append_result, course_lines
@@ -29,6 +30,8 @@ from arena.server import GamePlan, game_seeds, serve_games, serve_open
 from arena.viewer import cli as viewer_cli
 from protocol.endpoints import parse_endpoint
 from strategies.base import ConfigError
+
+T = TypeVar("T")
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -180,20 +183,11 @@ def run_serve(args: argparse.Namespace) -> int:
         where = ", ".join(lobby.addresses())
         print(f"listening on {where}; player logs in {logs}", file=sys.stderr, flush=True)
 
-    try:
-        asyncio.run(
-            viewer_cli.watched(
-                args,
-                config,
-                lambda watched: serve_games(teams, plans, watched, on_game, on_listening),
-            )
-        )
-    except OSError as exc:
-        if exc.filename:  # a results, record or log path, not the socket
-            raise ConfigError(f"cannot write {exc.filename}: {exc.strerror or exc}") from None
-        where = f"{config.host}:{config.port}"
-        raise ConfigError(f"cannot listen on {where}: {exc.strerror or exc}") from None
-    return 0
+    return _run(
+        args,
+        config,
+        lambda watched: serve_games(teams, plans, watched, on_game, on_listening),
+    )
 
 
 def _game_reporter(
@@ -234,18 +228,72 @@ def run_open(args: argparse.Namespace) -> int:
     on_game = _game_reporter(args, options.games)
 
     seeds = game_seeds(options.seed, options.games)
+    return _run(
+        args,
+        config,
+        lambda watched: serve_open(options.game, seeds, watched, on_game, on_listening),
+    )
+
+
+class Stopped(Exception):
+    """serve was told to stop by a signal (SIGTERM, SIGHUP)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+async def _stoppable(games: Awaitable[T]) -> T:
+    """Await ``games``; SIGTERM or SIGHUP cancels it, so that every ``finally`` on the way
+    stops its players, then raises ``Stopped``. Later signals are ignored meanwhile."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    received: list[int] = []
+
+    def stop(signum: int) -> None:
+        if not received:
+            received.append(signum)
+            task.cancel()
+
+    for signum in STOP_SIGNALS:
+        loop.add_signal_handler(signum, stop, signum)
     try:
-        asyncio.run(
-            viewer_cli.watched(
-                args,
-                config,
-                lambda watched: serve_open(options.game, seeds, watched, on_game, on_listening),
-            )
-        )
+        return await games
+    except asyncio.CancelledError:
+        if received:
+            raise Stopped(received[0]) from None
+        raise
+    finally:
+        for signum in STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
+
+
+def _run(
+    args: argparse.Namespace,
+    config: ServerConfig,
+    games: Callable[[ServerConfig], Awaitable[list[GameResult]]],
+) -> int:
+    """Serve the games (watched by the viewer with --http): 0 when they were played,
+    128 + the signal's number when a signal stopped them. Players never outlive it."""
+    try:
+        asyncio.run(_stoppable(viewer_cli.watched(args, config, games)))
+    except Stopped as exc:
+        print(f"serve: stopped by {exc}; its players are stopped", file=sys.stderr)
+        return 128 + exc.signum
     except OSError as exc:
-        if exc.filename:
+        if exc.filename:  # a results, record or log path, not the socket
             raise ConfigError(f"cannot write {exc.filename}: {exc.strerror or exc}") from None
-        raise ConfigError(f"cannot listen: {exc.strerror or exc}") from None
+        where = f" on {config.host}:{config.port}" if config.tcp and not config.listen else ""
+        raise ConfigError(f"cannot listen{where}: {exc.strerror or exc}") from None
+    finally:
+        if killed := kill_running():
+            print(f"serve: killed {killed} players left running", file=sys.stderr)
     return 0
 
 

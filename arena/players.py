@@ -22,6 +22,9 @@ from arena.config import command_argv
 
 logger = logging.getLogger(__name__)
 
+_RUNNING: set[ProcessPlayer] = set()
+"""Players started and not yet stopped: what ``kill_running`` ends."""
+
 
 class Player(Protocol):
     label: str
@@ -97,6 +100,7 @@ class ProcessPlayer:
                 log.write(f"# arena: cannot start: {exc}\n".encode())
                 logger.error("team %s: cannot start %s: %s", self.team, argv, exc)
                 return
+        _RUNNING.add(self)
         logger.info("team %s: started pid %s: %s", self.team, self.process.pid, argv)
 
     def _signal(self, sig: int) -> None:
@@ -128,7 +132,21 @@ class ProcessPlayer:
         if os.name == "posix":  # whatever it left behind in its process group
             with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
                 os.killpg(proc.pid, signal.SIGKILL)
+        _RUNNING.discard(self)
         logger.info("team %s: exited with %s", self.team, self.returncode)
+
+    def kill(self) -> None:
+        """End it and its process group at once, without waiting (the last resort)."""
+        self._signal(signal.SIGKILL)
+        _RUNNING.discard(self)
+
+
+def kill_running() -> int:
+    """Kill every started player not stopped yet (however the server is ending); how many."""
+    players = list(_RUNNING)
+    for player in players:
+        player.kill()
+    return len(players)
 
 
 class TaskPlayer:

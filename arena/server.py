@@ -107,14 +107,18 @@ async def play_one(lobby: Lobby, plan: GamePlan, config: ServerConfig) -> GameRe
     """Start the plan's players against an already listening lobby and play the game."""
     setting = get_setting(plan.game)
     lobby.new_game()
+    grace = config.exit_grace
     try:
         for player in plan.players:
             await player.start(config.host, lobby.port)
         seated = await _wait_seated(lobby, plan, config.connect_timeout)
         return await _referee(lobby, setting, plan.seed, plan.teams, config, plan.index, seated)
+    except asyncio.CancelledError:
+        grace = 0.0  # stopped from outside (a signal): no game over is coming, end them now
+        raise
     finally:
         lobby.accepting = False
-        await asyncio.gather(*(p.stop(config.exit_grace) for p in plan.players))
+        await asyncio.gather(*(p.stop(grace) for p in plan.players))
         await lobby.drop_all()
 
 

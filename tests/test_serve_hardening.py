@@ -6,8 +6,10 @@ has an IPv6 loopback); every wait is bounded.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import signal
 import socket
 import struct
 import subprocess
@@ -16,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -38,15 +41,20 @@ class Serve:
             env={**os.environ, "PYTHONPATH": str(ROOT)},
         )
         self.lines: list[str] = []
+        self.out: list[str] = []
         self._changed = threading.Condition()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
+        self._readers = [
+            threading.Thread(target=self._read, args=(self.proc.stderr, self.lines), daemon=True),
+            threading.Thread(target=self._read, args=(self.proc.stdout, self.out), daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
 
-    def _read(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
+    def _read(self, stream: IO[str] | None, lines: list[str]) -> None:
+        assert stream is not None
+        for line in stream:
             with self._changed:
-                self.lines.append(line)
+                lines.append(line)
                 self._changed.notify_all()
 
     def wait_for(self, pattern: str, timeout: float = 30.0) -> re.Match[str]:
@@ -59,7 +67,7 @@ class Serve:
                     if match := regex.search(line):
                         return match
                 remaining = deadline - time.monotonic()
-                ended = self.proc.poll() is not None and not self._reader.is_alive()
+                ended = self.proc.poll() is not None and not self._readers[0].is_alive()
                 if remaining <= 0 or ended:
                     raise AssertionError(f"no {pattern!r} in serve's stderr:\n{self.stderr}")
                 self._changed.wait(min(remaining, 0.2))
@@ -69,9 +77,10 @@ class Serve:
 
     def finish(self, timeout: float = 60.0) -> tuple[int, str]:
         """(exit code, stdout) once serve has ended by itself."""
-        out, _ = self.proc.communicate(timeout=timeout)
-        self._reader.join(5)
-        return self.proc.returncode, out
+        code = self.proc.wait(timeout)
+        for reader in self._readers:
+            reader.join(10)
+        return code, "".join(self.out)
 
     @property
     def stderr(self) -> str:
@@ -193,3 +202,71 @@ def test_open_mode_does_not_seat_a_team_that_left(tmp_path: Path, serves: list[S
     (row,) = read_results(results)
     assert row.teams == [2, 3, 4, 5]
     assert row.absent == [0, 0, 0, 0]
+
+
+# ---- no player outlives serve ---------------------------------------------------
+
+STUBBORN = """\
+import os, signal, subprocess, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+signal.signal(signal.SIGHUP, signal.SIG_IGN)
+child = subprocess.Popen([sys.executable, "-c",
+    "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"])
+with open(sys.argv[1] + ".tmp", "w") as out:
+    out.write(f"{os.getpid()} {child.pid}")
+os.replace(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(600)
+"""
+"""A player that ignores SIGTERM and SIGHUP, never connects, and has a child of its own."""
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its reaper does not count)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def eventually_dead(pids: list[int], timeout: float) -> list[int]:
+    """The pids still alive after waiting up to ``timeout`` seconds for them to end."""
+    deadline = time.monotonic() + timeout
+    while (left := [p for p in pids if alive(p)]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to look at pids")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_signal_to_serve_stops_every_player(
+    tmp_path: Path, serves: list[Serve], signum: int
+) -> None:
+    (tmp_path / "stubborn.py").write_text(STUBBORN)
+    pid_files = [tmp_path / f"pids{seat}" for seat in range(1, 5)]
+    commands = [f"{sys.executable} stubborn.py {path}" for path in pid_files]
+    serve = Serve(
+        [
+            *("--players", str(input_txt(tmp_path, commands)), "--port", "0"),
+            *("--connect-timeout", "120", "--player-logs", str(tmp_path / "logs")),
+        ],
+        tmp_path,
+    )
+    serves.append(serve)
+    serve.port()
+    deadline = time.monotonic() + 60
+    while not all(p.exists() for p in pid_files) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    pids = [int(pid) for path in pid_files for pid in path.read_text().split()]
+    try:
+        assert len(pids) == 8 and all(alive(pid) for pid in pids)
+        serve.proc.send_signal(signum)
+        serve.proc.wait(60)
+        assert eventually_dead(pids, 30) == []  # players and their children
+    finally:
+        for pid in pids:  # should the test fail, leave nothing behind
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+    code, _ = serve.finish(10)
+    assert code == 128 + signum, serve.stderr
+    assert f"stopped by {signal.Signals(signum).name}" in serve.stderr
