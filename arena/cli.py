@@ -8,7 +8,6 @@ import logging
 import os
 import signal
 import sys
-import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,7 +21,7 @@ from arena.config import (
     read_input_file,
 )
 from arena.lobby import Lobby
-from arena.players import ProcessPlayer, kill_running
+from arena.players import PlayerLogs, ProcessPlayer, kill_running
 from arena.referee import GameRecord
 from arena.replay import read_replay, replay_lines, write_replay
 from arena.results import GameResult, append_result, course_lines
@@ -61,7 +60,19 @@ def register(sub: Any) -> None:
     )
     serve.add_argument("--record", metavar="DIR", help="write a replay file per game here")
     serve.add_argument("--results", metavar="FILE", help="append one JSON line per game")
-    serve.add_argument("--player-logs", metavar="DIR", help="players' output (default: a temp dir)")
+    serve.add_argument(
+        "--player-logs",
+        metavar="DIR",
+        help="players' output (default: a temp dir, removed after a clean run)",
+    )
+    serve.add_argument(
+        "--keep-logs", action="store_true", help="keep the default temp dir of the players' logs"
+    )
+    serve.add_argument(
+        "--allow-absent",
+        action="store_true",
+        help="play on when a seat never connects (its turns are lost) and still exit 0",
+    )
     serve.add_argument("--connect-timeout", type=float, default=20.0)
     serve.add_argument(
         "--listen",
@@ -154,7 +165,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if not args.players:
         print("player 1 is the project's agent (battlesheep play); players 2-4 are the sample")
         print("players random, greedy and random (battlesheep sample)")
-    logs = Path(args.player_logs or tempfile.mkdtemp(prefix="battlesheep-players-"))
+    logs = PlayerLogs(args.player_logs, "battlesheep-players-", args.keep_logs)
     teams = players.teams
     plans = [
         GamePlan(
@@ -166,7 +177,7 @@ def run_serve(args: argparse.Namespace) -> int:
                     entry.command,
                     team=entry.team,
                     game=options.game,
-                    log_path=logs / f"game{k + 1}-seat{seat}-team{entry.team}.log",
+                    log_path=logs.path / f"game{k + 1}-seat{seat}-team{entry.team}.log",
                     cwd=players.base_dir,
                     time_limit=options.server.time_limit,
                 )
@@ -181,31 +192,57 @@ def run_serve(args: argparse.Namespace) -> int:
 
     def on_listening(lobby: Lobby) -> None:
         where = ", ".join(lobby.addresses())
-        print(f"listening on {where}; player logs in {logs}", file=sys.stderr, flush=True)
+        print(f"listening on {where}; player logs in {logs.path}", file=sys.stderr, flush=True)
 
-    return _run(
-        args,
-        config,
-        lambda watched: serve_games(teams, plans, watched, on_game, on_listening),
-    )
+    why_keep: str | None = "serve did not end cleanly"
+    try:
+        code = _run(
+            args,
+            config,
+            lambda watched: serve_games(teams, plans, watched, on_game, on_listening),
+        )
+        started = [p for plan in plans for p in plan.players if isinstance(p, ProcessPlayer)]
+        why_keep = _why_keep_logs(code, started)
+    finally:
+        if note := logs.close(why_keep):
+            print(note, file=sys.stderr)
+    return code
+
+
+def _why_keep_logs(code: int, players: list[ProcessPlayer]) -> str | None:
+    """Why the players' logs of a run are worth keeping (None: they are not)."""
+    if code != 0:
+        return "serve did not end cleanly"
+    failed = sorted({f"team {p.team}" for p in players if p.failed})
+    return f"{', '.join(failed)} failed" if failed else None
 
 
 def _game_reporter(
     args: argparse.Namespace, games: int
 ) -> Callable[[GameRecord, GameResult], None]:
-    """After each game: the course's result lines, and --results / --record files."""
+    """After each game: the course's result lines, and --results / --record files; then
+    ``AbsentSeats`` if a seat never took part (without --allow-absent)."""
 
     def on_game(record: GameRecord, result: GameResult) -> None:
         if games > 1:
             print(f"game {result.index + 1} (setting {result.game}, seed {result.seed})")
         for line in course_lines(result):
             print(line)
+        absent = [
+            f"seat {seat} (team {team})"
+            for seat, (team, stats) in enumerate(zip(result.teams, record.stats, strict=True), 1)
+            if stats.connects == 0
+        ]
+        for seat in absent:
+            print(f"{seat} never connected: its turns were lost")
         if args.results:
             append_result(args.results, result)
         if args.record:
             name = f"game{result.index + 1}-g{result.game}-seed{result.seed}.msgpack"
             write_replay(Path(args.record) / name, record, result)
         sys.stdout.flush()
+        if absent and not args.allow_absent:
+            raise AbsentSeats(f"{', '.join(absent)} never took part in game {result.index + 1}")
 
     return on_game
 
@@ -233,6 +270,10 @@ def run_open(args: argparse.Namespace) -> int:
         config,
         lambda watched: serve_open(options.game, seeds, watched, on_game, on_listening),
     )
+
+
+class AbsentSeats(Exception):
+    """A seat never connected during a game (and --allow-absent was not given)."""
 
 
 class Stopped(Exception):
@@ -286,6 +327,9 @@ def _run(
     except Stopped as exc:
         print(f"serve: stopped by {exc}; its players are stopped", file=sys.stderr)
         return 128 + exc.signum
+    except AbsentSeats as exc:
+        print(f"serve: {exc}; no more games (--allow-absent plays on)", file=sys.stderr)
+        return 1
     except OSError as exc:
         if exc.filename:  # a results, record or log path, not the socket
             raise ConfigError(f"cannot write {exc.filename}: {exc.strerror or exc}") from None

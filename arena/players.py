@@ -12,8 +12,10 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Protocol
@@ -67,6 +69,11 @@ class ProcessPlayer:
     @property
     def finished(self) -> bool:
         return self._failed or (self.process is not None and self.process.returncode is not None)
+
+    @property
+    def failed(self) -> bool:
+        """It could not start, or ended with an error (or had to be killed)."""
+        return self._failed or self.returncode not in (None, 0)
 
     async def start(self, host: str, port: int) -> None:
         values: dict[str, object] = {
@@ -147,6 +154,26 @@ def kill_running() -> int:
     for player in players:
         player.kill()
     return len(players)
+
+
+class PlayerLogs:
+    """The directory of the players' logs: the one given (kept), or a temporary one that is
+    removed at the end of a run unless there is a reason to keep it or ``keep`` is set."""
+
+    def __init__(self, given: str | None, prefix: str, keep: bool = False) -> None:
+        self.temporary = not given
+        self.path = Path(given) if given else Path(tempfile.mkdtemp(prefix=prefix))
+        self.keep = keep
+
+    def close(self, why_keep: str | None) -> str | None:
+        """The run is over: remove a temporary directory unless ``why_keep`` (or ``keep``);
+        returns a line telling where the kept logs are, None when there is nothing to say."""
+        if not self.temporary:
+            return None
+        if why_keep is None and not self.keep:
+            shutil.rmtree(self.path, ignore_errors=True)
+            return None
+        return f"player logs kept in {self.path}" + (f" ({why_keep})" if why_keep else "")
 
 
 class TaskPlayer:

@@ -31,14 +31,18 @@ ROOT = Path(__file__).resolve().parent.parent
 class Serve:
     """A ``battlesheep serve`` subprocess whose stderr is read line by line as it comes."""
 
-    def __init__(self, args: list[str], cwd: Path) -> None:
+    def __init__(self, args: list[str], cwd: Path, tmp: Path | None = None) -> None:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        if tmp is not None:  # where serve's temporary directories go
+            tmp.mkdir(exist_ok=True)
+            env["TMPDIR"] = str(tmp)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "battlesheep", "serve", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             cwd=cwd,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            env=env,
         )
         self.lines: list[str] = []
         self.out: list[str] = []
@@ -270,3 +274,119 @@ def test_signal_to_serve_stops_every_player(
     code, _ = serve.finish(10)
     assert code == 128 + signum, serve.stderr
     assert f"stopped by {signal.Signals(signum).name}" in serve.stderr
+
+
+# ---- a seat that never takes part -------------------------------------------------
+
+
+def _course_serve(tmp_path: Path, commands: list[str], *extra: str) -> Serve:
+    args = ["--players", str(input_txt(tmp_path, commands)), "--port", "0", "--seed", "3"]
+    return Serve([*args, "--time-limit", "0.5", *extra], tmp_path, tmp_path / "tmp")
+
+
+def test_a_missing_player_program_makes_serve_fail(tmp_path: Path, serves: list[Serve]) -> None:
+    commands = [template_line(11), template_line(12), "/nonexistent/player", template_line(14)]
+    serve = _course_serve(tmp_path, commands)
+    serves.append(serve)
+    code, out = serve.finish(90)
+    assert code == 1, serve.stderr
+    assert "player 3=team 13" in out  # the game was played and reported
+    assert "seat 3 (team 13) never connected" in out
+    assert "seat 3 (team 13) never took part in game 1" in serve.stderr
+    assert "--allow-absent" in serve.stderr
+
+
+def test_allow_absent_plays_on(tmp_path: Path, serves: list[Serve]) -> None:
+    commands = [template_line(11), template_line(12), "/nonexistent/player", template_line(14)]
+    serve = _course_serve(tmp_path, commands, "--allow-absent", "--games", "2")
+    serves.append(serve)
+    code, out = serve.finish(120)
+    assert code == 0, serve.stderr
+    assert out.count("seat 3 (team 13) never connected") == 2
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to look at pids")
+def test_a_team_that_never_connects_is_reported_and_stopped(
+    tmp_path: Path, serves: list[Serve]
+) -> None:
+    """A running player that never connects: the game goes on without it after the connect
+    timeout; at the end it is stopped although it ignores SIGTERM, and serve fails."""
+    (tmp_path / "stubborn.py").write_text(STUBBORN)
+    commands = [template_line(11), template_line(12), template_line(13)]
+    serve = _course_serve(
+        tmp_path, [*commands, f"{sys.executable} stubborn.py pids"], "--connect-timeout", "3"
+    )
+    serves.append(serve)
+    code, out = serve.finish(120)
+    pids = [int(pid) for pid in (tmp_path / "pids").read_text().split()]
+    try:
+        assert eventually_dead(pids, 30) == []
+    finally:
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+    assert code == 1, serve.stderr
+    assert "seat 4 (team 14) never connected" in out
+
+
+# ---- the default log directory ------------------------------------------------------
+
+
+def _temp_logs(tmp_path: Path) -> list[Path]:
+    return sorted((tmp_path / "tmp").glob("battlesheep-players-*"))
+
+
+def test_default_logs_are_removed_after_a_clean_run(tmp_path: Path, serves: list[Serve]) -> None:
+    serve = _course_serve(tmp_path, [template_line(team) for team in range(11, 15)])
+    serves.append(serve)
+    code, _ = serve.finish(90)
+    assert code == 0, serve.stderr
+    assert _temp_logs(tmp_path) == []
+    assert "kept" not in serve.stderr
+
+
+def test_default_logs_are_kept_when_a_player_fails(tmp_path: Path, serves: list[Serve]) -> None:
+    commands = [template_line(team) for team in range(11, 15)]
+    commands[1] = template_line(12, " --fault crash")
+    serve = _course_serve(tmp_path, commands)
+    serves.append(serve)
+    code, _ = serve.finish(90)
+    assert code == 0, serve.stderr
+    (logs,) = _temp_logs(tmp_path)
+    assert f"player logs kept in {logs} (team 12 failed)" in serve.stderr
+    assert "crashing on purpose" in (logs / "game1-seat2-team12.log").read_text()
+
+
+def test_keep_logs_keeps_them(tmp_path: Path, serves: list[Serve]) -> None:
+    commands = [template_line(team) for team in range(11, 15)]
+    serve = _course_serve(tmp_path, commands, "--keep-logs")
+    serves.append(serve)
+    code, _ = serve.finish(90)
+    assert code == 0, serve.stderr
+    (logs,) = _temp_logs(tmp_path)
+    assert f"player logs kept in {logs}" in serve.stderr
+    assert len(list(logs.iterdir())) == 4
+
+
+def test_tournament_logs_are_removed_after_a_clean_run(tmp_path: Path) -> None:
+    (tmp_path / "tmp").mkdir()
+    proc = subprocess.run(
+        [
+            *(
+                sys.executable,
+                "-m",
+                "battlesheep",
+                "match",
+                "--seats",
+                "random,random,greedy,random",
+            ),
+            *("--games", "1", "--jobs", "1", "--time-limit", "0.5", "--seed", "2"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path / "tmp")},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert list((tmp_path / "tmp").glob("battlesheep-tournament-*")) == []
