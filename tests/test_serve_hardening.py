@@ -6,7 +6,10 @@ has an IPv6 loopback); every wait is bounded.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
+import logging
 import os
 import re
 import signal
@@ -18,11 +21,16 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pytest
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from arena.replay import ReplayError
 from arena.results import read_results
+from arena.viewer import server as viewer_server
+from arena.viewer.server import MAX_REPLAY_BYTES, ViewerServer
 from tests.arena_support import TEMPLATE, check_game, play_template_game, template_command
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -390,3 +398,78 @@ def test_tournament_logs_are_removed_after_a_clean_run(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert list((tmp_path / "tmp").glob("battlesheep-tournament-*")) == []
+
+
+# ---- the viewer's uploads -----------------------------------------------------------
+
+
+async def _replies(ws: ClientConnection) -> list[Any]:
+    return [json.loads(m) async for m in ws]
+
+
+async def test_an_idle_upload_is_closed_with_one_clear_line(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(viewer_server, "UPLOAD_IDLE", 0.3)
+    caplog.set_level(logging.INFO)
+    async with ViewerServer() as viewer:
+        url = f"ws://127.0.0.1:{viewer.port}/upload?name=idle.msgpack"
+        async with connect(url) as ws:
+            replies = await asyncio.wait_for(_replies(ws), 10)
+    assert replies == [{"type": "error", "message": "idle.msgpack: nothing came within 0.3 s"}]
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+    assert any("sent nothing within 0.3 s" in r.getMessage() for r in caplog.records)
+
+
+async def test_an_upload_larger_than_the_cap_is_refused() -> None:
+    async with ViewerServer() as viewer:
+        base = f"ws://127.0.0.1:{viewer.port}/upload?name=big.msgpack"
+        # The page says how large the file is: refused before it is sent.
+        async with connect(f"{base}&size={MAX_REPLAY_BYTES + 1}") as ws:
+            replies = await asyncio.wait_for(_replies(ws), 10)
+        assert len(replies) == 1 and replies[0]["type"] == "error"
+        assert "big.msgpack is larger than the 1024 KiB" in replies[0]["message"]
+        # A client that says nothing and sends too much is closed with "message too big".
+        async with connect(base, max_size=None) as ws:
+            await ws.send(b"\0" * (MAX_REPLAY_BYTES + 1))
+            with pytest.raises(ConnectionClosed) as closed:
+                await asyncio.wait_for(ws.recv(), 10)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+
+
+async def test_uploads_only_from_the_viewers_own_page() -> None:
+    async with ViewerServer() as viewer:
+        url = f"ws://127.0.0.1:{viewer.port}/upload?name=x.msgpack"
+        for origin in ("http://evil.example", f"http://evil.example:{viewer.port}"):
+            with pytest.raises(InvalidStatus) as refused:
+                async with connect(url, origin=origin):  # type: ignore[arg-type]
+                    pass
+            assert refused.value.response.status_code == 403
+        own = f"http://127.0.0.1:{viewer.port}"
+        async with connect(url, origin=own) as ws:  # type: ignore[arg-type]
+            await ws.send(b"\xc1")
+            replies = await asyncio.wait_for(_replies(ws), 10)
+    assert (
+        replies[0]["type"] == "error"
+        and "x.msgpack is not a msgpack replay" in replies[0]["message"]
+    )
+
+
+async def test_an_upload_is_parsed_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """While a replay is parsed, the event loop (the referee's) goes on: here it is the loop
+    itself that lets the parse finish; a parse on the loop would wait for it in vain."""
+    entered, release = threading.Event(), threading.Event()
+
+    def parse(data: bytes, name: str) -> Any:
+        entered.set()
+        raise ReplayError("released" if release.wait(10) else "the loop was held up")
+
+    monkeypatch.setattr(viewer_server, "parse_replay", parse)
+    async with ViewerServer() as viewer:
+        url = f"ws://127.0.0.1:{viewer.port}/upload?name=x.msgpack"
+        async with connect(url) as ws:
+            await ws.send(b"replay")
+            assert await asyncio.to_thread(entered.wait, 20)
+            release.set()
+            replies = await asyncio.wait_for(_replies(ws), 20)
+    assert replies == [{"type": "error", "message": "released"}]
