@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -21,7 +22,7 @@ from arena.config import (
     read_input_file,
 )
 from arena.lobby import Lobby
-from arena.players import PlayerLogs, ProcessPlayer, kill_running
+from arena.players import PlayerLogs, ProcessPlayer, add_log_arguments, kill_running
 from arena.referee import GameRecord
 from arena.replay import read_replay, replay_lines, write_replay
 from arena.results import GameResult, append_result, course_lines
@@ -60,14 +61,7 @@ def register(sub: Any) -> None:
     )
     serve.add_argument("--record", metavar="DIR", help="write a replay file per game here")
     serve.add_argument("--results", metavar="FILE", help="append one JSON line per game")
-    serve.add_argument(
-        "--player-logs",
-        metavar="DIR",
-        help="players' output (default: a temp dir, removed after a clean run)",
-    )
-    serve.add_argument(
-        "--keep-logs", action="store_true", help="keep the default temp dir of the players' logs"
-    )
+    add_log_arguments(serve)
     serve.add_argument(
         "--allow-absent",
         action="store_true",
@@ -212,7 +206,7 @@ def run_serve(args: argparse.Namespace) -> int:
 def _why_keep_logs(code: int, players: list[ProcessPlayer]) -> str | None:
     """Why the players' logs of a run are worth keeping (None: they are not)."""
     if code != 0:
-        return "serve did not end cleanly"
+        return "a seat never took part" if code == 1 else "serve did not end cleanly"
     failed = sorted({f"team {p.team}" for p in players if p.failed})
     return f"{', '.join(failed)} failed" if failed else None
 
@@ -302,8 +296,11 @@ async def _stoppable(games: Awaitable[T]) -> T:
             received.append(signum)
             task.cancel()
 
+    handled: list[int] = []
     for signum in STOP_SIGNALS:
-        loop.add_signal_handler(signum, stop, signum)
+        with contextlib.suppress(NotImplementedError):  # Windows' event loops have none
+            loop.add_signal_handler(signum, stop, signum)
+            handled.append(signum)
     try:
         return await games
     except asyncio.CancelledError:
@@ -311,7 +308,7 @@ async def _stoppable(games: Awaitable[T]) -> T:
             raise Stopped(received[0]) from None
         raise
     finally:
-        for signum in STOP_SIGNALS:
+        for signum in handled:
             loop.remove_signal_handler(signum)
 
 

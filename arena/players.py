@@ -8,6 +8,7 @@ runs a coroutine in the server's event loop (the benchmark's players).
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import logging
@@ -156,6 +157,18 @@ def kill_running() -> int:
     return len(players)
 
 
+def add_log_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--player-logs`` and ``--keep-logs``, for every command that starts players."""
+    parser.add_argument(
+        "--player-logs",
+        metavar="DIR",
+        help="players' output (default: a temp dir, removed after a clean run)",
+    )
+    parser.add_argument(
+        "--keep-logs", action="store_true", help="keep the default temp dir of the players' logs"
+    )
+
+
 class PlayerLogs:
     """The directory of the players' logs: the one given (kept), or a temporary one that is
     removed at the end of a run unless there is a reason to keep it or ``keep`` is set."""
@@ -170,7 +183,8 @@ class PlayerLogs:
         returns a line telling where the kept logs are, None when there is nothing to say."""
         if not self.temporary:
             return None
-        if why_keep is None and not self.keep:
+        empty = not any(self.path.iterdir()) if self.path.is_dir() else True
+        if empty or (why_keep is None and not self.keep):
             shutil.rmtree(self.path, ignore_errors=True)
             return None
         return f"player logs kept in {self.path}" + (f" ({why_keep})" if why_keep else "")

@@ -21,7 +21,7 @@ from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from arena.players import PlayerLogs
+from arena.players import PlayerLogs, add_log_arguments
 from strategies.base import ConfigError
 from strategies.params import load_agent_params
 from tournament.entrants import Entrant, parse_entrant, parse_entrants
@@ -86,14 +86,7 @@ def _add_run_options(
         help="run the games on Dask: a scheduler address (tcp://host:8786), or none to start"
         " a local cluster of --jobs workers",
     )
-    p.add_argument(
-        "--player-logs",
-        metavar="DIR",
-        help="players' output (default: a temp dir, removed after a clean run)",
-    )
-    p.add_argument(
-        "--keep-logs", action="store_true", help="keep the default temp dir of the players' logs"
-    )
+    add_log_arguments(p)
     p.add_argument("--record", metavar="DIR", help="write a replay file per game here")
     p.add_argument("--results", metavar="FILE", help="JSON lines: a header, then one per game")
     p.add_argument("--resume", action="store_true", help="play only the games not in --results")
@@ -174,6 +167,26 @@ def main_tournament(args: argparse.Namespace) -> int:
 
 def play_tournament(args: argparse.Namespace, entrants: list[Entrant]) -> int:
     quiet(args)
+    logs = PlayerLogs(args.player_logs, "battlesheep-tournament-", args.keep_logs)
+    outcome: RunOutcome | None = None
+    try:
+        outcome = _play(args, entrants, str(logs.path))
+    finally:
+        if note := logs.close(_why_keep_logs(outcome)):
+            print(note, file=sys.stderr)
+    return 130 if outcome.interrupted else 0
+
+
+def _why_keep_logs(outcome: RunOutcome | None) -> str | None:
+    """Why the players' logs are worth keeping: the run was cut short, or players failed."""
+    if outcome is None or outcome.interrupted:
+        return "the run did not end" if outcome is None else "interrupted"
+    faults = ("disconnects", "absent", "protocol_errors")
+    failed = sum(1 for r in outcome.results if any(sum(getattr(r, f)) for f in faults))
+    return f"players failed in {failed} games" if failed else None
+
+
+def _play(args: argparse.Namespace, entrants: list[Entrant], logs: str) -> RunOutcome:
     if args.jobs < 1 or args.time_limit <= 0 or (args.games is not None and args.games < 1):
         raise ConfigError("--games, --jobs and --time-limit must be positive")
     sprt = parse_sprt(args.sprt) if args.sprt else None
@@ -187,35 +200,6 @@ def play_tournament(args: argparse.Namespace, entrants: list[Entrant]) -> int:
         seed = random.randrange(2**31)
     per_round = len(arrangements(len(entrants), args.fmt))
     games = args.games or (1000 if sprt else 4 * per_round)
-    logs = PlayerLogs(args.player_logs, "battlesheep-tournament-", args.keep_logs)
-    why_keep: str | None = "the run did not end cleanly"
-    try:
-        outcome = _play(args, entrants, games, results_path, seed, sprt, str(logs.path))
-        why_keep = _why_keep_logs(outcome)
-    finally:
-        if note := logs.close(why_keep):
-            print(note, file=sys.stderr)
-    return 130 if outcome.interrupted else 0
-
-
-def _why_keep_logs(outcome: RunOutcome) -> str | None:
-    """Why the players' logs are worth keeping: the run was cut short, or players failed."""
-    if outcome.interrupted:
-        return "interrupted"
-    faults = ("disconnects", "absent", "protocol_errors")
-    failed = sum(1 for r in outcome.results if any(sum(getattr(r, f)) for f in faults))
-    return f"players failed in {failed} games" if failed else None
-
-
-def _play(
-    args: argparse.Namespace,
-    entrants: list[Entrant],
-    games: int,
-    results_path: Path | None,
-    seed: int,
-    sprt: tuple[float, float] | None,
-    logs: str,
-) -> RunOutcome:
     schedule = Schedule(
         tuple(entrants),
         args.game,
