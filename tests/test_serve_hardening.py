@@ -284,6 +284,32 @@ def test_signal_to_serve_stops_every_player(
     assert f"stopped by {signal.Signals(signum).name}" in serve.stderr
 
 
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to look at pids")
+def test_an_error_in_serve_stops_every_player(tmp_path: Path, serves: list[Serve]) -> None:
+    """serve fails after a game (its --results cannot be written): no player outlives it."""
+    (tmp_path / "stubborn.py").write_text(STUBBORN)
+    (tmp_path / "results").mkdir()  # a directory: appending to it fails
+    pid_files = [tmp_path / f"pids{seat}" for seat in range(1, 5)]
+    commands = [f"{sys.executable} stubborn.py {path}" for path in pid_files]
+    serve = Serve(
+        [
+            *("--players", str(input_txt(tmp_path, commands)), "--port", "0"),
+            *("--connect-timeout", "3", "--allow-absent", "--results", "results"),
+        ],
+        tmp_path,
+    )
+    serves.append(serve)
+    code, _ = serve.finish(90)
+    pids = [int(pid) for path in pid_files for pid in path.read_text().split()]
+    try:
+        assert eventually_dead(pids, 30) == []
+    finally:
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+    assert code == 2 and "cannot write results" in serve.stderr, serve.stderr
+
+
 # ---- a seat that never takes part -------------------------------------------------
 
 
