@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
+import signal
 import sys
-import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -21,7 +22,7 @@ from arena.config import (
     read_input_file,
 )
 from arena.lobby import Lobby
-from arena.players import ProcessPlayer
+from arena.players import PlayerLogs, ProcessPlayer, add_log_arguments, kill_running
 from arena.referee import GameRecord
 from arena.replay import read_replay, replay_lines, write_replay
 from arena.results import GameResult, append_result, course_lines
@@ -29,6 +30,8 @@ from arena.server import GamePlan, game_seeds, serve_games, serve_open
 from arena.viewer import cli as viewer_cli
 from protocol.endpoints import parse_endpoint
 from strategies.base import ConfigError
+
+T = TypeVar("T")
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -58,7 +61,12 @@ def register(sub: Any) -> None:
     )
     serve.add_argument("--record", metavar="DIR", help="write a replay file per game here")
     serve.add_argument("--results", metavar="FILE", help="append one JSON line per game")
-    serve.add_argument("--player-logs", metavar="DIR", help="players' output (default: a temp dir)")
+    add_log_arguments(serve)
+    serve.add_argument(
+        "--allow-absent",
+        action="store_true",
+        help="play on when a seat never connects (its turns are lost) and still exit 0",
+    )
     serve.add_argument("--connect-timeout", type=float, default=20.0)
     serve.add_argument(
         "--listen",
@@ -151,7 +159,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if not args.players:
         print("player 1 is the project's agent (battlesheep play); players 2-4 are the sample")
         print("players random, greedy and random (battlesheep sample)")
-    logs = Path(args.player_logs or tempfile.mkdtemp(prefix="battlesheep-players-"))
+    logs = PlayerLogs(args.player_logs, "battlesheep-players-", args.keep_logs)
     teams = players.teams
     plans = [
         GamePlan(
@@ -163,7 +171,7 @@ def run_serve(args: argparse.Namespace) -> int:
                     entry.command,
                     team=entry.team,
                     game=options.game,
-                    log_path=logs / f"game{k + 1}-seat{seat}-team{entry.team}.log",
+                    log_path=logs.path / f"game{k + 1}-seat{seat}-team{entry.team}.log",
                     cwd=players.base_dir,
                     time_limit=options.server.time_limit,
                 )
@@ -176,41 +184,59 @@ def run_serve(args: argparse.Namespace) -> int:
     config = options.server
     on_game = _game_reporter(args, options.games)
 
-    def on_listening(port: int) -> None:
-        print(f"listening on {config.host}:{port}; player logs in {logs}", file=sys.stderr)
+    def on_listening(lobby: Lobby) -> None:
+        where = ", ".join(lobby.addresses())
+        print(f"listening on {where}; player logs in {logs.path}", file=sys.stderr, flush=True)
 
+    why_keep: str | None = "serve did not end cleanly"
     try:
-        asyncio.run(
-            viewer_cli.watched(
-                args,
-                config,
-                lambda watched: serve_games(teams, plans, watched, on_game, on_listening),
-            )
+        code = _run(
+            args,
+            config,
+            lambda watched: serve_games(teams, plans, watched, on_game, on_listening),
         )
-    except OSError as exc:
-        if exc.filename:  # a results, record or log path, not the socket
-            raise ConfigError(f"cannot write {exc.filename}: {exc.strerror or exc}") from None
-        where = f"{config.host}:{config.port}"
-        raise ConfigError(f"cannot listen on {where}: {exc.strerror or exc}") from None
-    return 0
+        started = [p for plan in plans for p in plan.players if isinstance(p, ProcessPlayer)]
+        why_keep = _why_keep_logs(code, started)
+    finally:
+        if note := logs.close(why_keep):
+            print(note, file=sys.stderr)
+    return code
+
+
+def _why_keep_logs(code: int, players: list[ProcessPlayer]) -> str | None:
+    """Why the players' logs of a run are worth keeping (None: they are not)."""
+    if code != 0:
+        return "a seat never took part" if code == 1 else "serve did not end cleanly"
+    failed = sorted({f"team {p.team}" for p in players if p.failed})
+    return f"{', '.join(failed)} failed" if failed else None
 
 
 def _game_reporter(
     args: argparse.Namespace, games: int
 ) -> Callable[[GameRecord, GameResult], None]:
-    """After each game: the course's result lines, and --results / --record files."""
+    """After each game: the course's result lines, and --results / --record files; then
+    ``AbsentSeats`` if a seat never took part (without --allow-absent)."""
 
     def on_game(record: GameRecord, result: GameResult) -> None:
         if games > 1:
             print(f"game {result.index + 1} (setting {result.game}, seed {result.seed})")
         for line in course_lines(result):
             print(line)
+        absent = [
+            f"seat {seat} (team {team})"
+            for seat, (team, stats) in enumerate(zip(result.teams, record.stats, strict=True), 1)
+            if stats.connects == 0
+        ]
+        for seat in absent:
+            print(f"{seat} never connected: its turns were lost")
         if args.results:
             append_result(args.results, result)
         if args.record:
             name = f"game{result.index + 1}-g{result.game}-seed{result.seed}.msgpack"
             write_replay(Path(args.record) / name, record, result)
         sys.stdout.flush()
+        if absent and not args.allow_absent:
+            raise AbsentSeats(f"{', '.join(absent)} never took part in game {result.index + 1}")
 
     return on_game
 
@@ -223,10 +249,9 @@ def run_open(args: argparse.Namespace) -> int:
     config = options.server
 
     def on_listening(lobby: Lobby) -> None:
-        where = [f"tcp://{config.host}:{lobby.port}"] if config.tcp else []
-        where += [listener.url for listener in lobby.listeners]
+        where = ", ".join(lobby.addresses())
         print(
-            f"listening on {', '.join(where)}; waiting for four players (seated by team id)",
+            f"listening on {where}; waiting for four players (seated by team id)",
             file=sys.stderr,
             flush=True,
         )
@@ -234,18 +259,82 @@ def run_open(args: argparse.Namespace) -> int:
     on_game = _game_reporter(args, options.games)
 
     seeds = game_seeds(options.seed, options.games)
+    return _run(
+        args,
+        config,
+        lambda watched: serve_open(options.game, seeds, watched, on_game, on_listening),
+    )
+
+
+class AbsentSeats(Exception):
+    """A seat never connected during a game (and --allow-absent was not given)."""
+
+
+class Stopped(Exception):
+    """serve was told to stop by a signal (SIGTERM, SIGHUP)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+async def _stoppable(games: Awaitable[T]) -> T:
+    """Await ``games``; SIGTERM or SIGHUP cancels it, so that every ``finally`` on the way
+    stops its players, then raises ``Stopped``. Later signals are ignored meanwhile."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    received: list[int] = []
+
+    def stop(signum: int) -> None:
+        if not received:
+            received.append(signum)
+            task.cancel()
+
+    handled: list[int] = []
+    for signum in STOP_SIGNALS:
+        with contextlib.suppress(NotImplementedError):  # Windows' event loops have none
+            loop.add_signal_handler(signum, stop, signum)
+            handled.append(signum)
     try:
-        asyncio.run(
-            viewer_cli.watched(
-                args,
-                config,
-                lambda watched: serve_open(options.game, seeds, watched, on_game, on_listening),
-            )
-        )
+        return await games
+    except asyncio.CancelledError:
+        if received:
+            raise Stopped(received[0]) from None
+        raise
+    finally:
+        for signum in handled:
+            loop.remove_signal_handler(signum)
+
+
+def _run(
+    args: argparse.Namespace,
+    config: ServerConfig,
+    games: Callable[[ServerConfig], Awaitable[list[GameResult]]],
+) -> int:
+    """Serve the games (watched by the viewer with --http): 0 when they were played,
+    128 + the signal's number when a signal stopped them. Players never outlive it."""
+    try:
+        asyncio.run(_stoppable(viewer_cli.watched(args, config, games)))
+    except Stopped as exc:
+        print(f"serve: stopped by {exc}; its players are stopped", file=sys.stderr)
+        return 128 + exc.signum
+    except AbsentSeats as exc:
+        print(f"serve: {exc}; no more games (--allow-absent plays on)", file=sys.stderr)
+        return 1
     except OSError as exc:
-        if exc.filename:
+        if exc.filename:  # a results, record or log path, not the socket
             raise ConfigError(f"cannot write {exc.filename}: {exc.strerror or exc}") from None
-        raise ConfigError(f"cannot listen: {exc.strerror or exc}") from None
+        where = f" on {config.host}:{config.port}" if config.tcp and not config.listen else ""
+        raise ConfigError(f"cannot listen{where}: {exc.strerror or exc}") from None
+    finally:
+        if killed := kill_running():
+            print(f"serve: killed {killed} players left running", file=sys.stderr)
     return 0
 
 

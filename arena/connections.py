@@ -1,7 +1,9 @@
 """One seated player, whatever transport carries its frames: what the referee talks to.
 
 A ``SeatConnection`` matches each reply to the referee's pending request by
-the ``id_package`` it echoes, discards stale replies (counted), drops a peer
+the ``id_package`` it echoes, discards stale replies (counted; a reply to a
+request the referee gave up on was counted late by the referee and is not
+counted again), drops a peer
 that floods with replies nobody asked for, and reports the loss of its link.
 The transports subclass it (``arena.tcp_listener``, ``arena.ws_listener``,
 ``arena.mqtt_listener``); the ``arena.lobby.Lobby`` seats them.
@@ -36,6 +38,8 @@ MAX_HANDSHAKES = 16
 """Connections of one listener still to say who they are; more are closed at once."""
 MAX_UNASKED = 16
 """Replies in a row that answer nothing (stale or duplicate) before the peer counts as flooding."""
+MAX_GIVEN_UP = 64
+"""Ids of requests given up as late that are remembered, so their replies count once."""
 
 
 @dataclass
@@ -108,6 +112,8 @@ class SeatConnection:
         self.stats = stats
         self._pending: tuple[int, asyncio.Future[Reply | None]] | None = None
         self._unasked = 0
+        self._given_up: dict[int, None] = {}
+        """Ids the referee stopped waiting for (counted late there), oldest first."""
         self.closed = False
         self.closed_by_server = False
         self.game_over = False
@@ -153,8 +159,13 @@ class SeatConnection:
         return future
 
     def cancel_request(self) -> None:
-        """The referee stopped waiting: a reply that still comes is stale."""
-        self._pending = None
+        """The referee stopped waiting and counts the turn late: a reply that still comes
+        for it is discarded without being counted again."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            self._given_up[pending[0]] = None
+            while len(self._given_up) > MAX_GIVEN_UP:
+                del self._given_up[next(iter(self._given_up))]
 
     def send(self, message: ServerMessage) -> None:
         if not self.closed:
@@ -180,6 +191,15 @@ class SeatConnection:
         if pending is not None and pending[0] == message.id_package and not pending[1].done():
             self._pending = None
             pending[1].set_result(Reply(message, time.monotonic()))
+            return
+        if message.id_package in self._given_up:  # already counted late by the referee
+            del self._given_up[message.id_package]
+            logger.info(
+                "seat %s (team %s): late reply with id_package %s discarded",
+                self.seat,
+                self.team,
+                message.id_package,
+            )
             return
         self.stats.stale += 1
         self._unasked += 1

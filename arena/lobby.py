@@ -91,6 +91,11 @@ class Lobby:
             logger.info("listening on %s", where)
         return self.port
 
+    def addresses(self) -> list[str]:
+        """Where players can come in, as actually bound (after ``start``)."""
+        tcp = self._tcp.urls if self._tcp is not None else []
+        return [*tcp, *(listener.url for listener in self.listeners)]
+
     def new_game(self) -> None:
         self.stats = {seat: SeatStats() for seat in PLAYERS}
         self._seated.clear()
@@ -156,6 +161,8 @@ class Lobby:
             why = f"team {team} is already connected and waiting for the others"
             return Refusal(RefusalKind.TEAM_WAITING, why)
         conn = make(0, SeatStats())
+        # A team whose connection closed while waiting is no longer in: only live ones count.
+        self._waiting = {t: c for t, c in self._waiting.items() if not c.closed}
         self._waiting[team] = conn
         conn.start()
         logger.info("team %s connected over %s from %s; waiting", team, conn.transport, peer)

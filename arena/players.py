@@ -8,12 +8,15 @@ runs a coroutine in the server's event loop (the benchmark's players).
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Protocol
@@ -21,6 +24,9 @@ from typing import Protocol
 from arena.config import command_argv
 
 logger = logging.getLogger(__name__)
+
+_RUNNING: set[ProcessPlayer] = set()
+"""Players started and not yet stopped: what ``kill_running`` ends."""
 
 
 class Player(Protocol):
@@ -65,6 +71,11 @@ class ProcessPlayer:
     def finished(self) -> bool:
         return self._failed or (self.process is not None and self.process.returncode is not None)
 
+    @property
+    def failed(self) -> bool:
+        """It could not start, or ended with an error (or had to be killed)."""
+        return self._failed or self.returncode not in (None, 0)
+
     async def start(self, host: str, port: int) -> None:
         values: dict[str, object] = {
             "port": port,
@@ -97,6 +108,7 @@ class ProcessPlayer:
                 log.write(f"# arena: cannot start: {exc}\n".encode())
                 logger.error("team %s: cannot start %s: %s", self.team, argv, exc)
                 return
+        _RUNNING.add(self)
         logger.info("team %s: started pid %s: %s", self.team, self.process.pid, argv)
 
     def _signal(self, sig: int) -> None:
@@ -128,7 +140,54 @@ class ProcessPlayer:
         if os.name == "posix":  # whatever it left behind in its process group
             with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
                 os.killpg(proc.pid, signal.SIGKILL)
+        _RUNNING.discard(self)
         logger.info("team %s: exited with %s", self.team, self.returncode)
+
+    def kill(self) -> None:
+        """End it and its process group at once, without waiting (the last resort)."""
+        self._signal(signal.SIGKILL)
+        _RUNNING.discard(self)
+
+
+def kill_running() -> int:
+    """Kill every started player not stopped yet (however the server is ending); how many."""
+    players = list(_RUNNING)
+    for player in players:
+        player.kill()
+    return len(players)
+
+
+def add_log_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--player-logs`` and ``--keep-logs``, for every command that starts players."""
+    parser.add_argument(
+        "--player-logs",
+        metavar="DIR",
+        help="players' output (default: a temp dir, removed after a clean run)",
+    )
+    parser.add_argument(
+        "--keep-logs", action="store_true", help="keep the default temp dir of the players' logs"
+    )
+
+
+class PlayerLogs:
+    """The directory of the players' logs: the one given (kept), or a temporary one that is
+    removed at the end of a run unless there is a reason to keep it or ``keep`` is set."""
+
+    def __init__(self, given: str | None, prefix: str, keep: bool = False) -> None:
+        self.temporary = not given
+        self.path = Path(given) if given else Path(tempfile.mkdtemp(prefix=prefix))
+        self.keep = keep
+
+    def close(self, why_keep: str | None) -> str | None:
+        """The run is over: remove a temporary directory unless ``why_keep`` (or ``keep``);
+        returns a line telling where the kept logs are, None when there is nothing to say."""
+        if not self.temporary:
+            return None
+        empty = not any(self.path.iterdir()) if self.path.is_dir() else True
+        if empty or (why_keep is None and not self.keep):
+            shutil.rmtree(self.path, ignore_errors=True)
+            return None
+        return f"player logs kept in {self.path}" + (f" ({why_keep})" if why_keep else "")
 
 
 class TaskPlayer:

@@ -107,14 +107,18 @@ async def play_one(lobby: Lobby, plan: GamePlan, config: ServerConfig) -> GameRe
     """Start the plan's players against an already listening lobby and play the game."""
     setting = get_setting(plan.game)
     lobby.new_game()
+    grace = config.exit_grace
     try:
         for player in plan.players:
             await player.start(config.host, lobby.port)
         seated = await _wait_seated(lobby, plan, config.connect_timeout)
         return await _referee(lobby, setting, plan.seed, plan.teams, config, plan.index, seated)
+    except asyncio.CancelledError:
+        grace = 0.0  # stopped from outside (a signal): no game over is coming, end them now
+        raise
     finally:
         lobby.accepting = False
-        await asyncio.gather(*(p.stop(config.exit_grace) for p in plan.players))
+        await asyncio.gather(*(p.stop(grace) for p in plan.players))
         await lobby.drop_all()
 
 
@@ -123,14 +127,14 @@ async def serve_games(
     plans: Sequence[GamePlan],
     config: ServerConfig,
     on_game: GameDone | None = None,
-    on_listening: Callable[[int], None] | None = None,
+    on_listening: Callable[[Lobby], None] | None = None,
 ) -> list[GameResult]:
     """Play the plans one after the other on one listening socket; returns the results."""
     size = get_setting(plans[0].game).size if plans else 12
     lobby = make_lobby(teams, size, config)
     await lobby.start()
     if on_listening is not None:
-        on_listening(lobby.port)
+        on_listening(lobby)
     results: list[GameResult] = []
     try:
         for plan in plans:

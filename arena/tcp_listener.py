@@ -135,6 +135,8 @@ class TcpListener:
         self.host = host
         self.port = port
         self.url = f"tcp://{host}:{port}"
+        self.urls: list[str] = []
+        """Every address actually bound (a name such as localhost may bind several)."""
         self._lobby: Lobby | None = None
         self._server: asyncio.Server | None = None
         self._handshakes: set[asyncio.Task[None]] = set()
@@ -146,9 +148,10 @@ class TcpListener:
         self._server = await asyncio.start_server(
             self._on_connect, self.host, self.port, limit=READ_CHUNK
         )
+        self.urls = [_tcp_url(sock.getsockname()) for sock in self._server.sockets]
         self.port = self._server.sockets[0].getsockname()[1]
-        self.url = f"tcp://{self.host}:{self.port}"
-        return self.url
+        self.url = self.urls[0]
+        return ", ".join(self.urls)
 
     async def _on_connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         lobby = self._lobby
@@ -216,6 +219,12 @@ class TcpListener:
         if self._server is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 2.0)
+
+
+def _tcp_url(sockname: tuple[object, ...]) -> str:
+    """``tcp://host:port`` of a bound socket, an IPv6 host in brackets."""
+    host, port = str(sockname[0]), sockname[1]
+    return f"tcp://[{host}]:{port}" if ":" in host else f"tcp://{host}:{port}"
 
 
 async def _refuse(writer: asyncio.StreamWriter, size: int, game_over: bool) -> None:

@@ -12,7 +12,6 @@ import contextlib
 import logging
 import random
 import sys
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from arena.players import PlayerLogs, add_log_arguments
 from strategies.base import ConfigError
 from strategies.params import load_agent_params
 from tournament.entrants import Entrant, parse_entrant, parse_entrants
@@ -86,7 +86,7 @@ def _add_run_options(
         help="run the games on Dask: a scheduler address (tcp://host:8786), or none to start"
         " a local cluster of --jobs workers",
     )
-    p.add_argument("--player-logs", metavar="DIR", help="players' output (default: a temp dir)")
+    add_log_arguments(p)
     p.add_argument("--record", metavar="DIR", help="write a replay file per game here")
     p.add_argument("--results", metavar="FILE", help="JSON lines: a header, then one per game")
     p.add_argument("--resume", action="store_true", help="play only the games not in --results")
@@ -167,6 +167,26 @@ def main_tournament(args: argparse.Namespace) -> int:
 
 def play_tournament(args: argparse.Namespace, entrants: list[Entrant]) -> int:
     quiet(args)
+    logs = PlayerLogs(args.player_logs, "battlesheep-tournament-", args.keep_logs)
+    outcome: RunOutcome | None = None
+    try:
+        outcome = _play(args, entrants, str(logs.path))
+    finally:
+        if note := logs.close(_why_keep_logs(outcome)):
+            print(note, file=sys.stderr)
+    return 130 if outcome.interrupted else 0
+
+
+def _why_keep_logs(outcome: RunOutcome | None) -> str | None:
+    """Why the players' logs are worth keeping: the run was cut short, or players failed."""
+    if outcome is None or outcome.interrupted:
+        return "the run did not end" if outcome is None else "interrupted"
+    faults = ("disconnects", "absent", "protocol_errors")
+    failed = sum(1 for r in outcome.results if any(sum(getattr(r, f)) for f in faults))
+    return f"players failed in {failed} games" if failed else None
+
+
+def _play(args: argparse.Namespace, entrants: list[Entrant], logs: str) -> RunOutcome:
     if args.jobs < 1 or args.time_limit <= 0 or (args.games is not None and args.games < 1):
         raise ConfigError("--games, --jobs and --time-limit must be positive")
     sprt = parse_sprt(args.sprt) if args.sprt else None
@@ -180,7 +200,6 @@ def play_tournament(args: argparse.Namespace, entrants: list[Entrant]) -> int:
         seed = random.randrange(2**31)
     per_round = len(arrangements(len(entrants), args.fmt))
     games = args.games or (1000 if sprt else 4 * per_round)
-    logs = Path(args.player_logs or tempfile.mkdtemp(prefix="battlesheep-tournament-"))
     schedule = Schedule(
         tuple(entrants),
         args.game,
@@ -188,7 +207,7 @@ def play_tournament(args: argparse.Namespace, entrants: list[Entrant]) -> int:
         args.time_limit,
         args.fmt,
         args.connect_timeout,
-        str(logs),
+        logs,
         record_dir=args.record or "",
     )
     tournament = Tournament(
@@ -202,7 +221,7 @@ def play_tournament(args: argparse.Namespace, entrants: list[Entrant]) -> int:
         args.sprt_min_games,
     )
     outcome = run_with_progress(tournament, args)
-    report(tournament, outcome, args, logs)
+    report(tournament, outcome, args)
     if args.plot:
         from tournament.plot import plot_tournament
 
@@ -213,7 +232,7 @@ def play_tournament(args: argparse.Namespace, entrants: list[Entrant]) -> int:
             outcome.llr_history,
         )
         print(f"plot written to {args.plot}")
-    return 130 if outcome.interrupted else 0
+    return outcome
 
 
 def _live_standings(names: list[str], progress: RunProgress) -> Table:
@@ -286,9 +305,7 @@ def run_with_progress(tournament: Tournament, args: argparse.Namespace) -> RunOu
         runner.close()
 
 
-def report(
-    tournament: Tournament, outcome: RunOutcome, args: argparse.Namespace, logs: Path
-) -> None:
+def report(tournament: Tournament, outcome: RunOutcome, args: argparse.Namespace) -> None:
     schedule = tournament.schedule
     names = [e.name for e in schedule.entrants]
     rows = standings(names, outcome.results)
@@ -299,7 +316,7 @@ def report(
     title = (
         f"game {schedule.game}, {schedule.fmt}, {len(outcome.results)} games"
         f" ({outcome.played} played now, {rate:.2f} games/s), seed {schedule.seed},"
-        f" {schedule.time_limit:g} s/move; player logs in {logs}"
+        f" {schedule.time_limit:g} s/move"
     )
     out.print(standings_table(rows, title))
     out.print(pairwise_table(names, pairwise(names, outcome.results)))
@@ -352,6 +369,7 @@ def main_tune(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path(args.params).with_suffix(".tuned.toml")
     seed = args.seed if args.seed is not None else random.randrange(2**31)
     start = {k: float(v) for k, v in agent.params.items() if isinstance(v, int | float)}
+    logs = PlayerLogs(args.player_logs, "battlesheep-tune-", args.keep_logs)
     spsa = Spsa(dims, start, a=args.lr, seed=seed)
     settings = TuneSettings(
         args.game,
@@ -359,17 +377,22 @@ def main_tune(args: argparse.Namespace) -> int:
         args.time_limit,
         args.games_per_iteration,
         args.connect_timeout,
-        args.player_logs or tempfile.mkdtemp(prefix="battlesheep-tune-"),
+        str(logs.path),
     )
     runner = make_runner(args.jobs, args.cluster or None, args.cluster is not None)
     print(f"tuning {', '.join(d.name for d in dims)} of {args.params}; start {spsa.values()}")
+    why_keep: str | None = "the run did not end cleanly"
     try:
         for it in tune(runner, agent, spsa, settings, args.iterations, out, args.params):
             print(f"iteration {it.number}: plus {it.plus} minus {it.minus} result {it.result:+.3f}")
             print(f"  estimate {it.estimate}", flush=True)
+        why_keep = None
     except KeyboardInterrupt:
         print(f"interrupted after {spsa.k} iterations")
+        why_keep = "interrupted"
     finally:
         runner.close()
+        if note := logs.close(why_keep):
+            print(note, file=sys.stderr)
     print(f"best set found: {spsa.values()}, written to {out}")
     return 0

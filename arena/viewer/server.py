@@ -5,6 +5,9 @@
 late first gets every message of the current game, then the new ones as they
 happen. ``/upload`` takes one binary message, a replay file (the page's drag
 and drop), and answers with that game's whole stream or an ``error`` message.
+Uploads are refused to other sites' pages (a browser's ``Origin`` must be the
+viewer's own), capped in size, and parsed in a worker thread, one at a time,
+so that a game the server referees meanwhile is not held up.
 
 The server is a ``GameListener``: give it to the referee (``ServerConfig.listener``)
 and it follows every game; or give it a replay's messages and it shows that game.
@@ -15,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import http
+import ipaddress
 import json
 import logging
 import urllib.parse
@@ -48,7 +52,10 @@ FILES = {
     "/viewer.css": ("viewer.css", "text/css; charset=utf-8"),
     "/viewer.js": ("viewer.js", "text/javascript; charset=utf-8"),
 }
-MAX_REPLAY_BYTES = 8 * 2**20
+MAX_REPLAY_BYTES = 2**20
+"""An upload's limit: a recorded game takes a few kilobytes."""
+UPLOAD_IDLE = 30.0
+"""Seconds an upload connection may take to send its file."""
 MAX_BACKLOG = 20_000
 """Messages queued for one client before it is dropped as too slow."""
 
@@ -74,6 +81,8 @@ class ViewerServer:
         self._clients: set[asyncio.Queue[str | None]] = set()
         self._differ: TurnDiffer | None = None
         self._server: Server | None = None
+        self._parsing = asyncio.Lock()
+        """One upload is parsed at a time."""
 
     # ------------------------------------------------------------- lifecycle
     async def start(self) -> None:
@@ -149,6 +158,11 @@ class ViewerServer:
     # ------------------------------------------------------------------ HTTP
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
         path = request.path.split("?", 1)[0]
+        if path == "/upload" and not self._own_origin(request):
+            origin = request.headers.get("Origin")
+            logger.warning("viewer: upload from the page of %s refused", origin)
+            why = f"uploads are taken from the viewer's own page only, not from {origin}\n"
+            return connection.respond(http.HTTPStatus.FORBIDDEN, why)
         if path in ("/ws", "/upload"):
             return None
         entry = FILES.get(path)
@@ -165,6 +179,25 @@ class ViewerServer:
             ]
         )
         return Response(200, "OK", headers, body)
+
+    def _own_origin(self, request: Request) -> bool:
+        """A browser says which page opened the socket (``Origin``): it must be one of this
+        viewer's own, reached by an address (a name other than localhost could be another
+        site's, rebound to this machine). Clients that are no browser send none."""
+        origin = request.headers.get("Origin")
+        if origin is None:
+            return True
+        host = request.headers.get("Host", "")
+        if origin != f"http://{host}":
+            return False
+        name = urllib.parse.urlsplit(origin).hostname or ""
+        if name in ("localhost", self.host):
+            return True
+        try:
+            ipaddress.ip_address(name)
+        except ValueError:
+            return False
+        return True
 
     # ------------------------------------------------------------- WebSocket
     async def _handle(self, connection: ServerConnection) -> None:
@@ -191,15 +224,43 @@ class ViewerServer:
             self._clients.discard(queue)
 
     async def _upload(self, connection: ServerConnection) -> None:
-        data = await asyncio.wait_for(connection.recv(), 30.0)
         query = connection.request.path.partition("?")[2] if connection.request else ""
-        name = urllib.parse.parse_qs(query).get("name", ["the dropped file"])[0]
+        fields = urllib.parse.parse_qs(query)
+        name = fields.get("name", ["the dropped file"])[0]
+        size = fields.get("size", ["0"])[0]
         try:
-            if isinstance(data, str):
-                raise ReplayError(f"{name}: expected the file's bytes")
-            messages = replay_messages(parse_replay(data, name), name)
+            if size.isdigit() and int(size) > MAX_REPLAY_BYTES:
+                raise ReplayError(_too_big(name))
+            messages = await self._read_upload(connection, name)
         except ReplayError as exc:
             messages = [{"type": "error", "message": str(exc)}]
+        except ConnectionClosed as exc:
+            if exc.sent is not None and exc.sent.code == 1009:
+                logger.warning("viewer: upload of %s refused: %s", name, _too_big(name))
+            return
         for message in messages:
             await connection.send(json.dumps(message))
         await connection.close()
+
+    async def _read_upload(self, connection: ServerConnection, name: str) -> list[Message]:
+        """The upload's stream, parsed off the event loop; ReplayError if it has none."""
+        try:
+            data = await asyncio.wait_for(connection.recv(), UPLOAD_IDLE)
+        except TimeoutError:
+            logger.warning(
+                "viewer: upload of %s sent nothing within %g s; closed", name, UPLOAD_IDLE
+            )
+            raise ReplayError(f"{name}: nothing came within {UPLOAD_IDLE:g} s") from None
+        if isinstance(data, str):
+            raise ReplayError(f"{name}: expected the file's bytes")
+        async with self._parsing:
+            return await asyncio.to_thread(upload_messages, data, name)
+
+
+def upload_messages(data: bytes, name: str) -> list[Message]:
+    """A replay file's bytes as the viewer's stream (in a worker thread); ReplayError if not."""
+    return replay_messages(parse_replay(data, name), name)
+
+
+def _too_big(name: str) -> str:
+    return f"{name} is larger than the {MAX_REPLAY_BYTES // 1024} KiB a replay file can be"

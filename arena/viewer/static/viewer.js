@@ -300,13 +300,17 @@ function stopLive() {
 function openFile(file) {
   if (!file) return;
   file.arrayBuffer().then((buf) => {
-    const ws = new WebSocket(wsUrl("/upload?name=" + encodeURIComponent(file.name)));
+    const query = "?name=" + encodeURIComponent(file.name) + "&size=" + buf.byteLength;
+    const ws = new WebSocket(wsUrl("/upload" + query));
     ws.binaryType = "arraybuffer";
     ws.onopen = () => ws.send(buf);
     ws.onmessage = (e) => handle(JSON.parse(e.data), true);
     ws.onerror = () => showError(`cannot reach the arena to read ${file.name}`);
     setStatus(`reading ${file.name}…`);
-    ws.onclose = () => setStatus(liveSocket ? "connected" : `replay file ${file.name}`);
+    ws.onclose = (e) => {
+      if (e.code === 1009) showError(`${file.name} is too large for a replay file`);
+      setStatus(liveSocket ? "connected" : `replay file ${file.name}`);
+    };
   });
 }
 
