@@ -23,7 +23,21 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: $(STAMP) lint
+# amqtt: the MQTT tests' broker where no Mosquitto is installed (both run where it is). It
+# goes in a directory of its own, which only the broker's process imports from: it pins
+# websockets==15.0.1, which must not replace the project's own websockets in the venv.
+AMQTT := amqtt>=0.12.1
+AMQTT_DIR := $(VENV)/amqtt
+
+$(AMQTT_DIR)/.installed: $(STAMP)
+	rm -rf $(AMQTT_DIR)
+	$(BIN)/python -m pip install --quiet --target $(AMQTT_DIR) '$(AMQTT)'
+	touch $@
+
+# The viewer's tests need a Chromium: tests/provision_browser.py finds or installs one first
+# (Debian's as root with apt-get, else Playwright's own; without one they skip, saying why).
+test: $(STAMP) $(AMQTT_DIR)/.installed lint
+	$(BIN)/python -m tests.provision_browser
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)

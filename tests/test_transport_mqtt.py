@@ -1,8 +1,9 @@
-"""MQTT transport against a real Mosquitto broker: full games mixed with WebSocket and TCP
-players, the command line end to end, and every fault and security case.
+"""MQTT transport against real brokers: full games mixed with WebSocket and TCP players, the
+command line end to end, and every fault and security case.
 
-The broker is started by the tests on a free port with a temporary config
-(``tests.transport_support.Mosquitto``); CI installs Mosquitto in ``.ci/run``.
+Every test runs on each broker of ``BROKERS``, started by the tests on a free port with a
+temporary config (``tests.transport_support.start_broker``): amqtt (the test extra) always,
+Mosquitto where it is installed (``.ci/run`` installs it; elsewhere those variants skip).
 """
 
 from __future__ import annotations
@@ -35,11 +36,14 @@ from protocol.msgpack_codec import (
 )
 from tests.arena_support import check_game
 from tests.transport_support import (
-    Mosquitto,
+    BROKERS,
+    Broker,
     mqtt_player,
+    need_broker,
     open_arena,
     others_clean,
     run_players,
+    start_broker,
     tcp_player,
     wait_for,
     ws_player,
@@ -48,13 +52,21 @@ from tests.transport_support import (
 TOKEN = "mqtt-secret"
 
 
+@pytest.fixture(scope="module", params=BROKERS)
+def broker_name(request: pytest.FixtureRequest) -> str:
+    """Each broker in turn; a test on one this machine lacks skips (fails in CI)."""
+    name: str = request.param
+    need_broker(name)
+    return name
+
+
 @pytest.fixture(scope="module")
-def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mosquitto]:
-    mosquitto = Mosquitto(tmp_path_factory.mktemp("mosquitto")).start()
+def broker(broker_name: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
+    started = start_broker(broker_name, tmp_path_factory.mktemp(broker_name))
     try:
-        yield mosquitto
+        yield started
     finally:
-        mosquitto.stop()
+        started.stop()
 
 
 def match_id() -> str:
@@ -62,7 +74,7 @@ def match_id() -> str:
     return "t" + uuid.uuid4().hex[:10]
 
 
-async def test_full_game_over_mqtt_mixed_with_ws_and_tcp(broker: Mosquitto) -> None:
+async def test_full_game_over_mqtt_mixed_with_ws_and_tcp(broker: Broker) -> None:
     url = broker.url(match_id())
     async with open_arena(("ws://127.0.0.1:0/", url)) as arena:
         summaries = await run_players(
@@ -85,7 +97,7 @@ async def test_full_game_over_mqtt_mixed_with_ws_and_tcp(broker: Mosquitto) -> N
         assert summary.score == result.scores[summary.seat - 1]
 
 
-def test_command_line_serves_tcp_ws_and_mqtt_in_one_game(broker: Mosquitto, tmp_path: Path) -> None:
+def test_command_line_serves_tcp_ws_and_mqtt_in_one_game(broker: Broker, tmp_path: Path) -> None:
     """`battlesheep serve --listen ...` without --players and four `battlesheep` players."""
     url = broker.url(match_id())
     bs = [sys.executable, "-m", "battlesheep"]
@@ -157,9 +169,7 @@ def test_command_line_serves_tcp_ws_and_mqtt_in_one_game(broker: Mosquitto, tmp_
     assert logs.count("moves played") == 4
 
 
-async def test_wrong_token_gets_no_seat(
-    broker: Mosquitto, caplog: pytest.LogCaptureFixture
-) -> None:
+async def test_wrong_token_gets_no_seat(broker: Broker, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="arena")
     url = broker.url(match_id())
     async with open_arena((url,), token=TOKEN, tcp=False) as arena:
@@ -174,7 +184,7 @@ async def test_wrong_token_gets_no_seat(
     assert "hello of team 0 with a wrong token; ignored" in caplog.text
 
 
-async def test_unknown_team_is_told_game_over(broker: Mosquitto) -> None:
+async def test_unknown_team_is_told_game_over(broker: Broker) -> None:
     url = broker.url(match_id())
     async with open_arena((url,), tcp=False) as arena:
         players = [asyncio.ensure_future(mqtt_player(url, t)) for t in (1, 2, 3, 4)]
@@ -244,7 +254,7 @@ async def _each_message_until(
 
 
 async def test_a_player_moves_only_its_own_seat(
-    broker: Mosquitto, caplog: pytest.LogCaptureFixture
+    broker: Broker, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="arena")
     match = match_id()
@@ -293,7 +303,7 @@ async def _raw_seat(
 
 
 async def test_malformed_payload_unseats_only_its_sender(
-    broker: Mosquitto, caplog: pytest.LogCaptureFixture
+    broker: Broker, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="arena")
     match = match_id()
@@ -318,7 +328,7 @@ async def test_malformed_payload_unseats_only_its_sender(
 
 
 async def test_oversized_and_unattributable_payloads_cost_nothing(
-    broker: Mosquitto, caplog: pytest.LogCaptureFixture
+    broker: Broker, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="arena")
     match = match_id()
@@ -356,7 +366,7 @@ asyncio.run(main())
 
 
 async def test_vanished_player_is_unseated_by_its_will(
-    broker: Mosquitto, caplog: pytest.LogCaptureFixture
+    broker: Broker, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="arena")
     match = match_id()
@@ -378,9 +388,9 @@ async def test_vanished_player_is_unseated_by_its_will(
     assert time.monotonic() - started < 15
 
 
-async def test_broker_credentials(tmp_path: Path) -> None:
+async def test_broker_credentials(broker_name: str, tmp_path: Path) -> None:
     users = {"arena": "arena-pw", "player": "player-pw"}
-    broker = Mosquitto(tmp_path, users).start()
+    broker = start_broker(broker_name, tmp_path, users)
     try:
         match = match_id()
         async with open_arena((broker.url(match, "arena", "arena-pw"),), tcp=False) as arena:

@@ -1,4 +1,8 @@
-"""The match viewer in a real headless Chromium (Playwright with the system's /usr/bin/chromium).
+"""The match viewer in a real headless Chromium, driven by Playwright.
+
+The browser is the system's Chromium (/usr/bin/chromium or on PATH) where there is one, else
+Playwright's own build; ``make test`` first provisions one (tests/provision_browser.py), and
+where none could be had these tests skip with the reason (in CI they fail: tests/conftest.py).
 
 Games are played by the arena against the course-template players (real
 subprocesses over TCP on 127.0.0.1); the page is served by the viewer on an
@@ -18,6 +22,7 @@ from typing import Any
 
 import pytest
 from playwright.async_api import BrowserContext, Page, async_playwright
+from playwright.async_api import Error as PlaywrightError
 
 from arena.config import ServerConfig
 from arena.replay import Replay, initial_state, positions, read_replay, write_replay
@@ -26,8 +31,8 @@ from arena.server import GamePlan, play_single
 from arena.viewer.server import ViewerServer
 from state.game import GameState
 from tests.arena_support import TEAMS, TEMPLATE, check_game, template_players
+from tests.provision_browser import system_chromium
 
-CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -46,15 +51,24 @@ pytestmark = pytest.mark.timeout(90)
 
 @pytest.fixture
 async def browser(tmp_path: Path) -> AsyncIterator[BrowserContext]:
-    assert Path(CHROMIUM).exists(), "Debian's chromium is needed: apt-get install -y chromium"
+    chromium = system_chromium()  # else Playwright's own, if `playwright install` brought it
     async with async_playwright() as pw:
-        context = await pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"),  # a fresh user-data-dir per test
-            executable_path=CHROMIUM,
-            args=CHROMIUM_ARGS,
-            headless=True,
-            viewport={"width": 1280, "height": 860},
-        )
+        try:
+            context = await pw.chromium.launch_persistent_context(
+                str(tmp_path / "chromium-profile"),  # a fresh user-data-dir per test
+                executable_path=chromium,
+                args=CHROMIUM_ARGS,
+                headless=True,
+                viewport={"width": 1280, "height": 860},
+            )
+        except PlaywrightError as exc:
+            if chromium is not None:
+                raise
+            first = str(exc).strip().splitlines()[0].split(": ", 1)[-1]
+            pytest.skip(
+                "no Chromium: none on this machine and Playwright's own did not start "
+                f"(make test runs tests/provision_browser.py to get one): {first}"
+            )
         try:
             yield context
         finally:

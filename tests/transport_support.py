@@ -3,22 +3,27 @@
 The arena runs ``serve_open`` on real sockets (127.0.0.1, ephemeral ports);
 players are the client's own transports (``play_tcp``, ``play_ws``,
 ``play_mqtt``) with a sample strategy, as asyncio tasks in the test's loop.
-``Mosquitto`` starts a real broker on a free port with a temporary config.
+``start_broker`` starts a real MQTT broker (Mosquitto or amqtt) on a free port with a
+temporary config.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from arena.config import ServerConfig
 from arena.lobby import Lobby
@@ -150,57 +155,66 @@ def free_port() -> int:
         return port
 
 
-class Mosquitto:
-    """A real Mosquitto broker on 127.0.0.1 with its own temporary config."""
+BROKERS = ("mosquitto", "amqtt")
+"""The MQTT brokers the transport tests run on: Mosquitto where installed, amqtt always."""
+
+NO_MOSQUITTO = "BATTLESHEEP_NO_MOSQUITTO"
+"""Set to 1 to run as if Mosquitto were not installed (a fresh machine's `make test`)."""
+
+
+def mosquitto_exe() -> str | None:
+    """Mosquitto's executable, or None where it is not installed (or hidden by NO_MOSQUITTO)."""
+    if os.environ.get(NO_MOSQUITTO, "") not in ("", "0"):
+        return None
+    return shutil.which("mosquitto") or next(
+        (p for p in ("/usr/sbin/mosquitto", "/usr/bin/mosquitto") if Path(p).exists()), None
+    )
+
+
+class Broker:
+    """A real MQTT broker process on 127.0.0.1, on a free port, with a temporary config.
+
+    ``users`` maps user names to passwords: with them, only those users may connect.
+    """
+
+    name = ""
 
     def __init__(self, directory: Path, users: dict[str, str] | None = None) -> None:
-        exe = shutil.which("mosquitto") or next(
-            (p for p in ("/usr/sbin/mosquitto", "/usr/bin/mosquitto") if Path(p).exists()), None
-        )
-        if exe is None:
-            raise RuntimeError(
-                "mosquitto is not installed: apt-get install mosquitto (.ci/run does it in CI)"
-            )
-        self.exe = exe
         self.directory = directory
         self.port = free_port()
-        lines = [f"listener {self.port} 127.0.0.1", "persistence false", "set_tcp_nodelay true"]
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
-            # As root Mosquitto would switch to its own user, who cannot read the temp dir.
-            lines.append("user root")
-        if users:
-            passwd = directory / "passwd"
-            passwd.write_text("".join(f"{u}:{p}\n" for u, p in users.items()))
-            passwd.chmod(0o600)
-            tool = shutil.which("mosquitto_passwd") or "/usr/bin/mosquitto_passwd"
-            subprocess.run([tool, "-U", str(passwd)], check=True, capture_output=True)
-            lines += ["allow_anonymous false", f"password_file {passwd}"]
-        else:
-            lines.append("allow_anonymous true")
-        self.config = directory / "mosquitto.conf"
-        self.config.write_text("\n".join(lines) + "\n")
-        self.log = directory / "mosquitto.log"
+        self.log = directory / f"{self.name}.log"
+        self.command = self._configure(users or {})
         self.process: subprocess.Popen[bytes] | None = None
 
-    def start(self) -> Mosquitto:
+    def _configure(self, users: dict[str, str]) -> list[str]:
+        """Writes the broker's files; returns the command that starts it."""
+        raise NotImplementedError
+
+    def _environment(self) -> dict[str, str] | None:
+        """The broker process's environment (None: this one's)."""
+        return None
+
+    def start(self) -> Broker:
         with self.log.open("wb") as log:
             self.process = subprocess.Popen(
-                [self.exe, "-c", str(self.config)],
+                self.command,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
+                env=self._environment(),
             )
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"mosquitto exited: {self.log.read_text()}")
+                raise RuntimeError(f"{self.name} exited: {self.log.read_text()}")
             with (
                 contextlib.suppress(OSError),
                 socket.create_connection(("127.0.0.1", self.port), 0.2),
             ):
                 return self
             time.sleep(0.05)
-        raise RuntimeError(f"mosquitto did not listen on {self.port}: {self.log.read_text()}")
+        self.stop()
+        raise RuntimeError(f"{self.name} did not listen on {self.port}: {self.log.read_text()}")
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -216,6 +230,95 @@ class Mosquitto:
         return f"mqtt://{auth}127.0.0.1:{self.port}/{match}"
 
 
+class Mosquitto(Broker):
+    """Mosquitto (Debian's package; .ci/run installs it), users in a mosquitto_passwd file."""
+
+    name = "mosquitto"
+
+    def _configure(self, users: dict[str, str]) -> list[str]:
+        exe = mosquitto_exe()
+        if exe is None:
+            raise RuntimeError(
+                "mosquitto is not installed: apt-get install mosquitto (.ci/run does it in CI)"
+            )
+        lines = [f"listener {self.port} 127.0.0.1", "persistence false", "set_tcp_nodelay true"]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            # As root Mosquitto would switch to its own user, who cannot read the temp dir.
+            lines.append("user root")
+        if users:
+            passwd = self.directory / "passwd"
+            passwd.write_text("".join(f"{u}:{p}\n" for u, p in users.items()))
+            passwd.chmod(0o600)
+            tool = shutil.which("mosquitto_passwd") or "/usr/bin/mosquitto_passwd"
+            subprocess.run([tool, "-U", str(passwd)], check=True, capture_output=True)
+            lines += ["allow_anonymous false", f"password_file {passwd}"]
+        else:
+            lines.append("allow_anonymous true")
+        config = self.directory / "mosquitto.conf"
+        config.write_text("\n".join(lines) + "\n")
+        return [exe, "-c", str(config)]
+
+
+AMQTT_BROKER = """
+import asyncio, json, signal, sys
+from pathlib import Path
+from amqtt.broker import Broker
+from pwdlib import PasswordHash
+from pwdlib.hashers.argon2 import Argon2Hasher
+
+port, users_file = int(sys.argv[1]), Path(sys.argv[2])
+users = json.loads(users_file.read_text())
+if users:
+    hasher = PasswordHash((Argon2Hasher(),))
+    passwd = users_file.with_suffix(".passwd")
+    passwd.write_text("".join(f"{u}:{hasher.hash(p)}\\n" for u, p in users.items()))
+    auth = {"amqtt.plugins.authentication.FileAuthPlugin": {"password_file": str(passwd)}}
+else:
+    auth = {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}}
+config = {"listeners": {"default": {"type": "tcp", "bind": f"127.0.0.1:{port}"}}, "plugins": auth}
+
+async def main():
+    broker = Broker(config)
+    await broker.start()
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    await stop.wait()
+    await broker.shutdown()
+
+asyncio.run(main())
+"""
+"""The amqtt broker's process: port and a JSON file of users (name to password) as arguments."""
+
+
+def amqtt_dir() -> Path:
+    """Where `make test` installs amqtt, apart from the venv's packages (see the Makefile)."""
+    return Path(sys.prefix) / "amqtt"
+
+
+class Amqtt(Broker):
+    """amqtt, an asyncio MQTT broker from PyPI, in its own process.
+
+    Only that process imports amqtt, from ``amqtt_dir()``; users go to a password file of
+    Argon2 hashes read by its FileAuthPlugin.
+    """
+
+    name = "amqtt"
+
+    def _configure(self, users: dict[str, str]) -> list[str]:
+        path = self.directory / "amqtt-users.json"
+        path.write_text(json.dumps(users))
+        return [sys.executable, "-c", AMQTT_BROKER, str(self.port), str(path)]
+
+    def _environment(self) -> dict[str, str]:
+        return {**os.environ, "PYTHONPATH": str(amqtt_dir())}
+
+
+def start_broker(name: str, directory: Path, users: dict[str, str] | None = None) -> Broker:
+    """A started broker of that name (one of BROKERS)."""
+    kinds: dict[str, type[Broker]] = {"mosquitto": Mosquitto, "amqtt": Amqtt}
+    return kinds[name](directory, users).start()
+
+
 async def wait_for(
     predicate: Callable[[], bool], timeout: float = 10.0, interval: float = 0.02
 ) -> None:
@@ -224,3 +327,14 @@ async def wait_for(
         if time.monotonic() > deadline:
             raise TimeoutError("condition not met in time")
         await asyncio.sleep(interval)
+
+
+def need_broker(name: str) -> None:
+    """Skips a test on a broker this machine does not have (tests/conftest.py fails it in CI).
+
+    Mosquitto is Debian's package, which .ci/run installs; `make test` installs amqtt.
+    """
+    if name == "mosquitto" and mosquitto_exe() is None:
+        pytest.skip("mosquitto is not installed (apt-get install mosquitto): MQTT on amqtt only")
+    if name == "amqtt" and not (amqtt_dir() / "amqtt").is_dir():
+        pytest.skip(f"amqtt is not installed in {amqtt_dir()}: `make test` installs it")
