@@ -12,7 +12,7 @@ from collections.abc import Generator
 
 import pytest
 
-MUST_RUN_IN_CI = ("test_viewer.py", "test_transport_mqtt.py")
+MUST_RUN_IN_CI = ("test_viewer.py", "test_transport_mqtt.py", "test_mqtt_auth.py")
 
 
 @pytest.hookimpl(wrapper=True)

@@ -1,5 +1,6 @@
-"""MQTT with a token against a real Mosquitto: the token never travels, a sniffed session id
-or a replayed frame is worth nothing, and a player that loses its seat says so.
+"""MQTT with a token against real brokers (Mosquitto, amqtt): the token never travels, a
+sniffed session id or a replayed frame is worth nothing, and a player that loses its seat
+says so.
 
 Every client of the broker reads every payload; these tests play one, listening
 on ``battlesheep/#`` and publishing what the issue's attacker would.
@@ -43,12 +44,15 @@ from protocol.msgpack_codec import (
 )
 from tests.arena_support import check_game
 from tests.transport_support import (
+    BROKERS,
     Arena,
-    Mosquitto,
+    Broker,
     mqtt_player,
+    need_broker,
     open_arena,
     others_clean,
     run_players,
+    start_broker,
     wait_for,
 )
 
@@ -56,13 +60,18 @@ TOKEN = "s3cret-Token-of-the-cup"
 SIZE = 12  # game 1
 
 
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mosquitto]:
-    mosquitto = Mosquitto(tmp_path_factory.mktemp("mosquitto-auth")).start()
+@pytest.fixture(scope="module", params=BROKERS)
+def broker(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Broker]:
+    """Each broker in turn (a missing one skips, and fails in CI: tests/conftest.py)."""
+    name: str = request.param
+    need_broker(name)
+    started = start_broker(name, tmp_path_factory.mktemp(f"{name}-auth"))
     try:
-        yield mosquitto
+        yield started
     finally:
-        mosquitto.stop()
+        started.stop()
 
 
 def match_id() -> str:
@@ -107,7 +116,7 @@ class Sniffer:
 
 
 @contextlib.asynccontextmanager
-async def sniffing(broker: Mosquitto, match: str) -> AsyncIterator[Sniffer]:
+async def sniffing(broker: Broker, match: str) -> AsyncIterator[Sniffer]:
     async with aiomqtt.Client("127.0.0.1", broker.port) as mqtt:
         await mqtt.subscribe("battlesheep/#", qos=1)
         sniffer = Sniffer(mqtt, match)
@@ -131,7 +140,7 @@ def moves_of(record: Any, seat: int) -> int:
     return sum(1 for e in record.events if e.seat == seat and e.kind == "move")
 
 
-async def test_sniffer_never_sees_the_token(broker: Mosquitto) -> None:
+async def test_sniffer_never_sees_the_token(broker: Broker) -> None:
     match = match_id()
     url = broker.url(match)
     async with (
@@ -176,7 +185,7 @@ async def _sniff_seat_one(sniffer: Sniffer, match: str) -> tuple[str, bytes]:
 
 
 async def _attack_game(
-    broker: Mosquitto,
+    broker: Broker,
     attack: Callable[[Sniffer, str, Arena], Awaitable[None]],
     token: str | None = TOKEN,
 ) -> tuple[Any, Any, list[Any], MqttListener]:
@@ -195,7 +204,7 @@ async def _attack_game(
 
 
 async def test_sniffed_session_bye_and_hello_take_no_seat(
-    broker: Mosquitto, caplog: pytest.LogCaptureFixture
+    broker: Broker, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The issue's attack: ``bye`` with the sniffed session, then ``hello`` for it."""
     caplog.set_level(logging.INFO, logger="arena")
@@ -248,7 +257,7 @@ async def test_sniffed_session_bye_and_hello_take_no_seat(
 
 
 async def test_replayed_and_forged_replies_are_refused(
-    broker: Mosquitto, caplog: pytest.LogCaptureFixture
+    broker: Broker, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="arena")
 
@@ -272,9 +281,7 @@ async def test_replayed_and_forged_replies_are_refused(
     assert "a wrong mac; discarded" in caplog.text
 
 
-async def test_wrong_token_gets_no_seat(
-    broker: Mosquitto, caplog: pytest.LogCaptureFixture
-) -> None:
+async def test_wrong_token_gets_no_seat(broker: Broker, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="arena")
     url = broker.url(match_id())
     async with open_arena((url,), token=TOKEN, tcp=False) as arena:
@@ -292,7 +299,7 @@ async def test_wrong_token_gets_no_seat(
 
 
 async def test_a_second_player_of_a_team_is_refused_with_the_connection_error(
-    broker: Mosquitto,
+    broker: Broker,
 ) -> None:
     url = broker.url(match_id())
     async with open_arena((url,), token=TOKEN, tcp=False) as arena:
@@ -308,7 +315,7 @@ async def test_a_second_player_of_a_team_is_refused_with_the_connection_error(
 
 
 async def test_open_mode_player_unseated_by_a_sniffed_bye_does_not_report_moves(
-    broker: Mosquitto,
+    broker: Broker,
 ) -> None:
     """Without a token anyone can unseat a player; that player then ends with the connection
     error instead of exit 0 and a count of moves it did not play to the end."""
