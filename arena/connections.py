@@ -16,7 +16,7 @@ import contextlib
 import hmac
 import logging
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from enum import Enum, auto
 from typing import Any, NamedTuple
@@ -35,11 +35,41 @@ from protocol import (
 logger = logging.getLogger(__name__)
 
 MAX_HANDSHAKES = 16
-"""Connections of one listener still to say who they are; more are closed at once."""
+"""Connections of one listener still to say who they are; beyond that, the one that has
+waited longest is closed (``Handshakes``)."""
 MAX_UNASKED = 16
 """Replies in a row that answer nothing (stale or duplicate) before the peer counts as flooding."""
 MAX_GIVEN_UP = 64
 """Ids of requests given up as late that are remembered, so their replies count once."""
+
+
+class Handshakes:
+    """The connections of a listener still to say who they are, oldest first.
+
+    At most ``MAX_HANDSHAKES`` wait at a time. A newcomer beyond that closes the one that
+    has waited longest instead of being refused: an honest player says its team id at
+    once, so idle sockets, however many and however often reopened, can only push each
+    other out, never lock the expected teams out of their seats.
+    """
+
+    def __init__(self, limit: int = MAX_HANDSHAKES) -> None:
+        self.limit = limit
+        self._waiting: dict[object, Callable[[], None]] = {}  # insertion order: oldest first
+        self.evicted = 0
+
+    def __len__(self) -> int:
+        return len(self._waiting)
+
+    def enter(self, key: object, close: Callable[[], None]) -> None:
+        """``key`` starts its handshake; ``close`` ends it if it must make room."""
+        while len(self._waiting) >= self.limit:
+            oldest = next(iter(self._waiting))
+            self._waiting.pop(oldest)()
+            self.evicted += 1
+        self._waiting[key] = close
+
+    def leave(self, key: object) -> None:
+        self._waiting.pop(key, None)
 
 
 @dataclass

@@ -20,9 +20,9 @@ import logging
 from typing import TYPE_CHECKING
 
 from arena.connections import (
-    MAX_HANDSHAKES,
     MAX_UNASKED,
     Flood,
+    Handshakes,
     RefusalKind,
     SeatConnection,
     SeatStats,
@@ -139,8 +139,8 @@ class TcpListener:
         """Every address actually bound (a name such as localhost may bind several)."""
         self._lobby: Lobby | None = None
         self._server: asyncio.Server | None = None
-        self._handshakes: set[asyncio.Task[None]] = set()
-        """The server's tasks of connections still to send their team id."""
+        self._handshakes = Handshakes()
+        """Connections still to send their team id."""
 
     async def start(self, lobby: Lobby) -> str:
         """Listen; ``port`` becomes the real one when asked for port 0."""
@@ -157,15 +157,12 @@ class TcpListener:
         lobby = self._lobby
         assert lobby is not None
         peer = writer.get_extra_info("peername")
-        if not lobby.accepting or len(self._handshakes) >= MAX_HANDSHAKES:
-            why = "no game is open" if not lobby.accepting else "too many handshakes in progress"
-            logger.warning("connection from %s closed at once: %s", peer, why)
+        if not lobby.accepting:
+            logger.warning("connection from %s closed at once: no game is open", peer)
             lobby.rejected += 1
             await _refuse(writer, lobby.size, game_over=True)
             return
-        task = asyncio.current_task()
-        assert task is not None
-        self._handshakes.add(task)
+        self._handshakes.enter(writer, writer.close)
         decoder = PlayerStreamDecoder(lobby.size)
         try:
             head = await asyncio.wait_for(reader.readexactly(4), lobby.handshake_timeout)
@@ -187,7 +184,7 @@ class TcpListener:
             await _refuse(writer, lobby.size, game_over=False)
             return
         finally:
-            self._handshakes.discard(task)
+            self._handshakes.leave(writer)
         await self._seat(lobby, message.team_id, reader, writer, decoder, peer)
 
     async def _seat(
@@ -214,8 +211,6 @@ class TcpListener:
     async def close(self) -> None:
         if self._server is not None:
             self._server.close()
-        for task in list(self._handshakes):
-            task.cancel()
         if self._server is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 2.0)

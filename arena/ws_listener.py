@@ -21,9 +21,9 @@ from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
 
 from arena.connections import (
-    MAX_HANDSHAKES,
     MAX_UNASKED,
     Flood,
+    Handshakes,
     SeatConnection,
     SeatStats,
     token_ok,
@@ -139,7 +139,7 @@ class WsListener:
         self.port = endpoint.port
         self._server: Server | None = None
         self._lobby: Lobby | None = None
-        self._handshakes = 0
+        self._handshakes = Handshakes()
 
     async def start(self, lobby: Lobby) -> str:
         self._lobby = lobby
@@ -168,17 +168,16 @@ class WsListener:
                 f"unknown path; this arena listens on {self.endpoint.path}",
             )
             return
-        if not lobby.accepting or self._handshakes >= MAX_HANDSHAKES:
-            why = "no game is open" if not lobby.accepting else "too many handshakes in progress"
-            logger.warning("ws connection from %s closed at once: %s", peer, why)
+        if not lobby.accepting:
+            logger.warning("ws connection from %s closed at once: no game is open", peer)
             lobby.rejected += 1
-            await ws.close(CloseCode.TRY_AGAIN_LATER, why)
+            await ws.close(CloseCode.TRY_AGAIN_LATER, "no game is open")
             return
-        self._handshakes += 1
+        self._handshakes.enter(ws, ws.transport.abort)
         try:
             hello = await self._hello(ws, lobby, peer)
         finally:
-            self._handshakes -= 1
+            self._handshakes.leave(ws)
         if hello is None:
             lobby.rejected += 1
             return
