@@ -4,8 +4,8 @@ teams out of their seats: a newcomer past the limit closes the longest-waiting h
 from __future__ import annotations
 
 import asyncio
-import functools
 import contextlib
+import functools
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
