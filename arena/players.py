@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from arena.config import command_argv
+from arena.wine import launch_for
 
 logger = logging.getLogger(__name__)
 
@@ -75,10 +76,13 @@ class ProcessPlayer:
         }
         try:
             argv = command_argv(self.command, values, self.cwd)
+            # A Windows program goes through Wine off Windows; its prefix may take seconds.
+            launch = await asyncio.to_thread(launch_for, argv, self.cwd)
         except ValueError as exc:
             self._failed = True
             logger.error("team %s: %s", self.team, exc)
             return
+        argv = launch.argv
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("ab") as log:
             log.write(f"# arena: {' '.join(argv)}\n".encode())
@@ -89,7 +93,8 @@ class ProcessPlayer:
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
-                    cwd=self.cwd,
+                    cwd=launch.cwd,
+                    env=launch.env,
                     start_new_session=os.name == "posix",
                 )
             except OSError as exc:
