@@ -14,9 +14,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from arena import wine
 from arena.config import (
+    InputFile,
     ServeOptions,
     ServerConfig,
+    command_argv,
     default_input,
     read_input_file,
 )
@@ -79,6 +82,16 @@ def register(sub: Any) -> None:
     viewer_cli.add_serve_arguments(serve)
     _common(serve)
     serve.set_defaults(func=run_serve)
+
+    check = sub.add_parser(
+        "wine-check",
+        help="prepare Wine for Windows players (.exe) and say what it runs",
+        description="Find Wine, create the project's Wine prefix (once: it takes seconds) and "
+        "report whether 32-bit programs run; with PROGRAMs, check that each one can be "
+        "started. serve does the same for the Windows programs of input.txt before its game.",
+    )
+    check.add_argument("programs", nargs="*", metavar="PROGRAM")
+    check.set_defaults(func=run_wine_check)
 
     replay = sub.add_parser(
         "replay", help="print a recorded game turn by turn, or show it in the browser (--open)"
@@ -148,6 +161,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if game is None:
         raise ConfigError(f"{args.players} has no 9th line with the setting; give --game")
     options = _serve_options(args, game)
+    _prepare_wine(players)
     if not args.players:
         print("player 1 is the project's agent (battlesheep play); players 2-4 are the sample")
         print("players random, greedy and random (battlesheep sample)")
@@ -192,6 +206,27 @@ def run_serve(args: argparse.Namespace) -> int:
             raise ConfigError(f"cannot write {exc.filename}: {exc.strerror or exc}") from None
         where = f"{config.host}:{config.port}"
         raise ConfigError(f"cannot listen on {where}: {exc.strerror or exc}") from None
+    return 0
+
+
+def _prepare_wine(players: InputFile) -> None:
+    """Windows programs in the seats: Wine found, its prefix made, 32-bit support checked,
+    all before the game (ConfigError if one cannot run: no seat waits for a dead player)."""
+    for seat, entry in enumerate(players.players, start=1):
+        program = command_argv(entry.command, {}, players.base_dir)[0]
+        if wine.windows_program(program, players.base_dir) is None:
+            continue
+        if not wine.prefix_ready():
+            print(f"creating the Wine prefix {wine.prefix_path()} (once; takes seconds)...")
+        try:
+            wine.launch_for([program], players.base_dir)
+        except ConfigError as exc:
+            raise ConfigError(f"seat {seat} (team {entry.team}): {exc}") from None
+
+
+def run_wine_check(args: argparse.Namespace) -> int:
+    for line in wine.check_report(args.programs):
+        print(line, flush=True)
     return 0
 
 
