@@ -41,7 +41,7 @@ _OVERRIDES = "mscoree=d;mshtml=d"
 """No Mono or Gecko install prompts in a prefix for console programs."""
 
 INSTALL_WINE = (
-    "install Wine (Debian/Ubuntu: sudo apt-get install wine64; "
+    "install Wine (Debian/Ubuntu: sudo apt-get install wine wine64; "
     "macOS: brew install --cask wine-stable)"
 )
 INSTALL_WINE32 = (

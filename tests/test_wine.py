@@ -42,7 +42,7 @@ def _require(*tools: str) -> str:
         path = shutil.which(tool)
         if path:
             return path
-    reason = f"{' or '.join(tools)} not on PATH (Debian: apt-get install wine64 mingw-w64)"
+    reason = f"{' or '.join(tools)} not on PATH (Debian: apt-get install wine wine64 mingw-w64)"
     if os.environ.get("CI") == "true":
         pytest.fail(f"{reason}: .ci/run installs them, CI must not skip these tests")
     pytest.skip(reason)
@@ -156,7 +156,7 @@ def test_serve_without_wine_refuses_a_windows_player_before_the_game(tmp_path: P
     (line,) = proc.stderr.splitlines()
     assert line.startswith("battlesheep: error: seat 1 (team 41): "), line
     assert "64-bit Windows program and Wine is not on PATH" in line
-    assert "apt-get install wine64" in line and "brew install --cask wine-stable" in line
+    assert "apt-get install wine wine64" in line and "brew install --cask wine-stable" in line
     assert not (tmp_path / "logs").exists() and not (tmp_path / "results.jsonl").exists()
 
 
