@@ -47,7 +47,8 @@ INSTALL_WINE = (
 INSTALL_WINE32 = (
     "install Wine's 32-bit part (Debian/Ubuntu: sudo dpkg --add-architecture i386 && "
     "sudo apt-get update && sudo apt-get install wine32:i386; macOS: brew install --cask "
-    "wine-stable, Wine 8 or later, with Rosetta 2 on Apple silicon)"
+    "wine-stable, Wine 8 or later, with Rosetta 2 on Apple silicon), then run "
+    "battlesheep wine-check"
 )
 
 
@@ -247,6 +248,10 @@ def check_report(programs: Sequence[str] = ()) -> Iterator[str]:
     state = f"created in {took:.1f} s" if took else "ready"
     yield f"prefix: {prefix} {state}; a console program starts in {warm_start(wine, prefix):.1f} s"
     bits32 = runs_32bit(wine, prefix)
+    if not bits32:  # 32-bit Wine installed after the prefix was made: bring its half in
+        _run_wine(wine, prefix, "wineboot", "-u", timeout=300)
+        runs_32bit.cache_clear()
+        bits32 = runs_32bit(wine, prefix)
     yield "32-bit programs: " + ("run" if bits32 else f"do not run: {INSTALL_WINE32}")
     failed = []
     for program in programs:
