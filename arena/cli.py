@@ -15,9 +15,12 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from arena import wine
 from arena.config import (
+    InputFile,
     ServeOptions,
     ServerConfig,
+    command_argv,
     default_input,
     read_input_file,
 )
@@ -88,6 +91,16 @@ def register(sub: Any) -> None:
     _common(serve)
     serve.set_defaults(func=run_serve)
 
+    check = sub.add_parser(
+        "wine-check",
+        help="prepare Wine for Windows players (.exe) and say what it runs",
+        description="Find Wine, create the project's Wine prefix (once: it takes seconds) and "
+        "report whether 32-bit programs run; with PROGRAMs, check that each one can be "
+        "started. serve does the same for the Windows programs of input.txt before its game.",
+    )
+    check.add_argument("programs", nargs="*", metavar="PROGRAM")
+    check.set_defaults(func=run_wine_check)
+
     replay = sub.add_parser(
         "replay", help="print a recorded game turn by turn, or show it in the browser (--open)"
     )
@@ -156,6 +169,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if game is None:
         raise ConfigError(f"{args.players} has no 9th line with the setting; give --game")
     options = _serve_options(args, game)
+    _prepare_wine(players)
     if not args.players:
         print("player 1 is the project's agent (battlesheep play); players 2-4 are the sample")
         print("players random, greedy and random (battlesheep sample)")
@@ -209,6 +223,27 @@ def _why_keep_logs(code: int, players: list[ProcessPlayer]) -> str | None:
         return "a seat never took part" if code == 1 else "serve did not end cleanly"
     failed = sorted({f"team {p.team}" for p in players if p.failed})
     return f"{', '.join(failed)} failed" if failed else None
+
+
+def _prepare_wine(players: InputFile) -> None:
+    """Windows programs in the seats: Wine found, its prefix made, 32-bit support checked,
+    all before the game (ConfigError if one cannot run: no seat waits for a dead player)."""
+    for seat, entry in enumerate(players.players, start=1):
+        program = command_argv(entry.command, {}, players.base_dir)[0]
+        if wine.windows_program(program, players.base_dir) is None:
+            continue
+        if not wine.prefix_ready():
+            print(f"creating the Wine prefix {wine.prefix_path()} (once; takes seconds)...")
+        try:
+            wine.launch_for([program], players.base_dir)
+        except ConfigError as exc:
+            raise ConfigError(f"seat {seat} (team {entry.team}): {exc}") from None
+
+
+def run_wine_check(args: argparse.Namespace) -> int:
+    for line in wine.check_report(args.programs):
+        print(line, flush=True)
+    return 0
 
 
 def _game_reporter(

@@ -7,7 +7,10 @@ are ignored. A command may use the placeholders ``{port}``, ``{host}``,
 ``{team}`` and ``{game}``, replaced before it is started; a command whose
 program ends in ``.py`` is run with the current Python interpreter; a relative
 program path is taken relative to the directory of ``input.txt``, which is
-also the players' working directory.
+also the players' working directory. A program path written on Windows
+(``.\\sample\\Sample_1.exe``, or a bare ``Sample_1.exe`` next to input.txt) is
+resolved the same way, backslashes as separators; Windows executables are
+started through Wine off Windows (``arena.wine``).
 """
 
 from __future__ import annotations
@@ -191,16 +194,43 @@ def command_argv(
 ) -> list[str]:
     """The argv that starts a player: placeholders filled, ``.py`` run by this Python."""
     if isinstance(command, str):
-        argv = shlex.split(fill_placeholders(command, values), posix=os.name != "nt")
+        argv = split_command(fill_placeholders(command, values))
     else:
         argv = [fill_placeholders(part, values) for part in command]
     if not argv:
         raise ConfigError(f"empty player command {command!r}")
     program = argv[0]
-    if base_dir is not None and not os.path.isabs(program) and os.sep in program:
+    if os.name != "nt" and _windows_path(program):
+        program = argv[0] = program.replace("\\", "/")
+    # A bare Sample_1.exe next to input.txt is found there, as Windows finds it.
+    bare_exe = os.sep not in program and program.lower().endswith(".exe")
+    if base_dir is not None and not os.path.isabs(program) and (os.sep in program or bare_exe):
         candidate = base_dir / program
         if candidate.exists():
             argv[0] = str(candidate)
     if argv[0].endswith(".py"):
         argv.insert(0, sys.executable)
     return argv
+
+
+def _windows_path(word: str) -> bool:
+    """A program path written on Windows (``.\\sample\\Sample_1.exe``), not a POSIX escape."""
+    return "\\" in word and not word.endswith("\\")
+
+
+def split_command(command: str) -> list[str]:
+    """Split a player command into words.
+
+    A command whose program is written the Windows way (course input.txt files:
+    ``.\\sample\\Sample_1.exe``) keeps its backslashes (they are separators,
+    not escapes); any other command is split as a POSIX shell would.
+    """
+    if os.name == "nt":
+        return shlex.split(command, posix=False)
+    words = command.split(maxsplit=1)
+    if words and _windows_path(words[0]):
+        lexer = shlex.shlex(command, posix=True)
+        lexer.whitespace_split = True
+        lexer.escape = ""
+        return list(lexer)
+    return shlex.split(command)

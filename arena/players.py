@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Protocol
 
 from arena.config import command_argv
+from arena.wine import launch_for
 
 logger = logging.getLogger(__name__)
 
@@ -86,10 +87,13 @@ class ProcessPlayer:
         }
         try:
             argv = command_argv(self.command, values, self.cwd)
+            # A Windows program goes through Wine off Windows; its prefix may take seconds.
+            launch = await asyncio.to_thread(launch_for, argv, self.cwd)
         except ValueError as exc:
             self._failed = True
             logger.error("team %s: %s", self.team, exc)
             return
+        argv = launch.argv
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("ab") as log:
             log.write(f"# arena: {' '.join(argv)}\n".encode())
@@ -100,7 +104,8 @@ class ProcessPlayer:
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
-                    cwd=self.cwd,
+                    cwd=launch.cwd,
+                    env=launch.env,
                     start_new_session=os.name == "posix",
                 )
             except OSError as exc:
