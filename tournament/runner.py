@@ -1,10 +1,13 @@
 """Where a tournament's games are played: local worker processes or a Dask cluster.
 
-Each game is one task: ``play_task`` starts an arena server on an ephemeral
-port and the four player processes, plays, and returns the arena's
-``GameResult`` (``arena/results.py``) with the entrants' names and seats. A runner yields
-results as they finish, in any order; the game index in each result says
-which game it was.
+Each game is one task. ``play_task`` plays it through the one game loop, either
+on an arena server on an ephemeral port with the four player processes (what a
+user runs: ``match``, ``tournament``, ``tune``) or, for a ``local`` schedule,
+with the four strategies as client sessions in the worker process (``bench
+strength``); it returns the arena's ``GameResult`` (``arena/results.py``) with
+the entrants' names and seats, and writes the replay when asked. A runner
+yields results as they finish, in any order; the game index in each result
+says which game it was.
 
 Dask, not Ray, for the cluster: it is pure Python and pip-installable
 everywhere the project runs (Windows included), ``LocalCluster`` gives the
