@@ -90,7 +90,11 @@ def register(sub: Any) -> None:
     viewer_cli.add_serve_arguments(serve)
     _common(serve)
     serve.set_defaults(func=run_serve)
+    _register_tools(sub)
 
+
+def _register_tools(sub: Any) -> None:
+    """``wine-check`` and ``replay``."""
     check = sub.add_parser(
         "wine-check",
         help="prepare Wine for Windows players (.exe) and say what it runs",
