@@ -8,9 +8,11 @@ the MQTT tests on amqtt only, one where no Chromium could be had skips the viewe
 from __future__ import annotations
 
 import os
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 
 import pytest
+
+from tests.transport_support import BROKERS, Broker, need_broker, start_broker
 
 MUST_RUN_IN_CI = ("test_viewer.py", "test_transport_mqtt.py", "test_mqtt_auth.py")
 
@@ -27,3 +29,21 @@ def pytest_runtest_makereport(
         report.outcome = "failed"
         report.longrepr = f"skipped in CI, where it must run: {reason}"
     return report
+
+
+@pytest.fixture(scope="module", params=BROKERS)
+def broker_name(request: pytest.FixtureRequest) -> str:
+    """Each MQTT broker in turn; a test on one this machine lacks skips (fails in CI)."""
+    name: str = request.param
+    need_broker(name)
+    return name
+
+
+@pytest.fixture(scope="module")
+def broker(broker_name: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
+    """A running broker of each kind, shared by a module's tests (topics differ by match)."""
+    started = start_broker(broker_name, tmp_path_factory.mktemp(broker_name))
+    try:
+        yield started
+    finally:
+        started.stop()

@@ -11,8 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,38 +43,18 @@ from protocol.msgpack_codec import (
 )
 from tests.arena_support import check_game
 from tests.transport_support import (
-    BROKERS,
     Arena,
     Broker,
+    match_id,
     mqtt_player,
-    need_broker,
     open_arena,
     others_clean,
     run_players,
-    start_broker,
     wait_for,
 )
 
 TOKEN = "s3cret-Token-of-the-cup"
 SIZE = 12  # game 1
-
-
-@pytest.fixture(scope="module", params=BROKERS)
-def broker(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Broker]:
-    """Each broker in turn (a missing one skips, and fails in CI: tests/conftest.py)."""
-    name: str = request.param
-    need_broker(name)
-    started = start_broker(name, tmp_path_factory.mktemp(f"{name}-auth"))
-    try:
-        yield started
-    finally:
-        started.stop()
-
-
-def match_id() -> str:
-    return "a" + uuid.uuid4().hex[:10]
 
 
 def listener_of(arena: Arena) -> MqttListener:

@@ -15,8 +15,7 @@ import re
 import subprocess
 import sys
 import time
-import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +35,9 @@ from protocol.msgpack_codec import (
 )
 from tests.arena_support import check_game
 from tests.transport_support import (
-    BROKERS,
     Broker,
+    match_id,
     mqtt_player,
-    need_broker,
     open_arena,
     others_clean,
     run_players,
@@ -50,28 +48,6 @@ from tests.transport_support import (
 )
 
 TOKEN = "mqtt-secret"
-
-
-@pytest.fixture(scope="module", params=BROKERS)
-def broker_name(request: pytest.FixtureRequest) -> str:
-    """Each broker in turn; a test on one this machine lacks skips (fails in CI)."""
-    name: str = request.param
-    need_broker(name)
-    return name
-
-
-@pytest.fixture(scope="module")
-def broker(broker_name: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
-    started = start_broker(broker_name, tmp_path_factory.mktemp(broker_name))
-    try:
-        yield started
-    finally:
-        started.stop()
-
-
-def match_id() -> str:
-    """A fresh match id per test: the topics of one test never reach another's arena."""
-    return "t" + uuid.uuid4().hex[:10]
 
 
 async def test_full_game_over_mqtt_mixed_with_ws_and_tcp(broker: Broker) -> None:

@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -338,3 +339,8 @@ def need_broker(name: str) -> None:
         pytest.skip("mosquitto is not installed (apt-get install mosquitto): MQTT on amqtt only")
     if name == "amqtt" and not (amqtt_dir() / "amqtt").is_dir():
         pytest.skip(f"amqtt is not installed in {amqtt_dir()}: `make test` installs it")
+
+
+def match_id() -> str:
+    """A fresh MQTT match id per test: the topics of one test never reach another's arena."""
+    return "t" + uuid.uuid4().hex[:10]
