@@ -25,7 +25,7 @@ from arena.connections import Reply, SeatStats
 from arena.referee import GameListener, GameRecord, Referee
 from client.clock import TimeLimits
 from client.session import GameSession
-from protocol import GameOver, InitialMap, ReplyKind, Turn
+from protocol import GameOver, InitialMap, MoveReply, PositionReply, ReplyKind, Turn
 from state.settings import PLAYERS, get_setting
 from strategies.base import Strategy
 
@@ -50,9 +50,9 @@ class SessionLink:
 
     async def _answer(self, message: InitialMap | Turn) -> Reply | None:
         reply = await self.session.respond(message, time.monotonic())
-        if reply is None:
-            return None
-        return Reply(reply, time.monotonic())  # type: ignore[arg-type]
+        if not isinstance(reply, PositionReply | MoveReply):
+            return None  # a session answers boards with these two only
+        return Reply(reply, time.monotonic())
 
     def cancel_request(self) -> None:
         if self._task is not None:
