@@ -133,7 +133,9 @@ async def test_sniffer_never_sees_the_token(broker: Broker) -> None:
     others_clean(result)
     for summary in summaries:
         assert summary.seat is not None
-        assert summary.moves == moves_of(record, summary.seat) > 0
+        assert summary.moves == moves_of(record, summary.seat)
+    # A random player may be shut in at placement and never move; the game was played.
+    assert sum(summary.moves for summary in summaries) > 20
     secret = TOKEN.encode()
     assert len(sniffer.seen) > 50
     for topic, payload in sniffer.seen:
@@ -225,7 +227,8 @@ async def test_sniffed_session_bye_and_hello_take_no_seat(
     assert result.teams == [1, 2, 3, 4]
     for summary in summaries:
         assert not isinstance(summary, BaseException), summary
-        assert summary.moves == moves_of(record, summary.seat) > 0
+        assert summary.moves == moves_of(record, summary.seat)
+    assert sum(s.moves for s in summaries if not isinstance(s, BaseException)) > 20
     assert listener.forged >= 5
     assert "Bye on battlesheep/" in caplog.text and "no mac; discarded" in caplog.text
     assert "it carries a token, which MQTT never sends" in caplog.text
@@ -254,7 +257,8 @@ async def test_replayed_and_forged_replies_are_refused(
     others_clean(result)  # no stale reply counted against seat 1: the copies never got in
     for summary in summaries:
         assert not isinstance(summary, BaseException), summary
-        assert summary.moves == moves_of(record, summary.seat) > 0
+        assert summary.moves == moves_of(record, summary.seat)
+    assert sum(s.moves for s in summaries if not isinstance(s, BaseException)) > 20
     assert listener.forged >= 4
     assert "replayed (last" in caplog.text
     assert "a wrong mac; discarded" in caplog.text
