@@ -9,7 +9,11 @@ and ``tournament`` (games per second of the runner).
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import subprocess
+import sys
+from collections.abc import Iterator
 
 GAME_LOGGERS = ("arena", "client")
 """The loggers of the game loop's seats and referee: one line per turn, off in benches."""
@@ -39,3 +43,21 @@ def print_figures(figures: dict[str, float]) -> None:
     """Benchmarks print one ``name=value`` line per figure."""
     for name, value in figures.items():
         print(f"{name}={plain(value)}")
+
+
+HOG = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end:\n    pass\n"
+"""A CPU hog: burns one core until its time is up (it ends by itself)."""
+
+
+@contextlib.contextmanager
+def cpu_hogs(count: int, seconds: float) -> Iterator[None]:
+    """``count`` processes burning a core each while the block runs (at most ``seconds``)."""
+    hogs = [
+        subprocess.Popen([sys.executable, "-c", HOG.format(seconds=seconds)]) for _ in range(count)
+    ]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()

@@ -20,6 +20,7 @@ from typing import Any
 from arena.config import ServerConfig
 from arena.players import Player, TaskPlayer
 from arena.server import GamePlan, play_single
+from bench import cpu_hogs, print_figures
 from protocol import (
     NEED_DATA,
     Board,
@@ -135,12 +136,19 @@ def register_bench(sub: Any) -> None:
     p.add_argument("--game", type=int, choices=[1, 2, 3, 4], default=1)
     p.add_argument("--games", type=int, default=30, help="games to play")
     p.add_argument("--seed", type=int, default=1, help="the first board's seed")
+    p.add_argument(
+        "--hog",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N processes burning a core each while the games run (a loaded machine)",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from bench import print_figures
-
     logging.getLogger("arena").setLevel(logging.WARNING)  # one line per figure, no chatter
-    print_figures(asyncio.run(bench_arena(args.games, args.game, args.seed)))
+    with cpu_hogs(args.hog, 60 + 10 * args.games):  # bounded: the hogs end by themselves
+        figures = asyncio.run(bench_arena(args.games, args.game, args.seed))
+    print_figures({**figures, "hogs": args.hog})
     return 0

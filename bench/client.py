@@ -14,16 +14,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
 import statistics
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from typing import Any
 
-from bench import print_figures
+from bench import cpu_hogs, print_figures
 from bench.games import random_game
 from client.clock import TimeLimits
 from client.session import GameSession
@@ -188,24 +184,6 @@ def bench_deadline(
         "late_ms_p99": _pct(late, 99),
         "late_ms_max": round(max(late) * 1000, 3),
     }
-
-
-HOG = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end:\n    pass\n"
-"""A CPU hog: burns one core until its time is up (it ends by itself)."""
-
-
-@contextlib.contextmanager
-def cpu_hogs(count: int, seconds: float) -> Iterator[None]:
-    """``count`` processes burning a core each while the block runs (at most ``seconds``)."""
-    hogs = [
-        subprocess.Popen([sys.executable, "-c", HOG.format(seconds=seconds)]) for _ in range(count)
-    ]
-    try:
-        yield
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
 
 
 def register_bench(sub: Any) -> None:
