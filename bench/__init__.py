@@ -13,7 +13,7 @@ import contextlib
 import logging
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 GAME_LOGGERS = ("arena", "client")
 """The loggers of the game loop's seats and referee: one line per turn, off in benches."""
@@ -39,10 +39,11 @@ def plain(value: float) -> str:
     return text
 
 
-def print_figures(figures: dict[str, float]) -> None:
-    """Benchmarks print one ``name=value`` line per figure."""
+def print_figures(figures: Mapping[str, float | str]) -> None:
+    """Benchmarks print one ``name=value`` line per figure (a word, such as a kernel's
+    name, as it is)."""
     for name, value in figures.items():
-        print(f"{name}={plain(value)}")
+        print(f"{name}={value if isinstance(value, str) else plain(value)}")
 
 
 HOG = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end:\n    pass\n"

@@ -1,7 +1,10 @@
-"""``battlesheep bench engine``: the state's speed on random games.
+"""``battlesheep bench engine``: the state's and the playout kernels' speed on random games.
 
-Random playouts with make/unmake, move generation on positions of random games,
-and ingest of one seat's boards (the games played by the one game loop).
+Random playouts three ways on the same positions (just after placement): with the
+state's make/unmake (``state.playout``, the tree's and the client's engine), with the
+chosen playout kernel under the uniform policy, and with the kernel under the main
+strategy's playout policy; then move generation on positions of random games and
+ingest of one seat's boards (the games played by the one game loop).
 """
 
 from __future__ import annotations
@@ -18,27 +21,49 @@ from state.game import GameState
 from state.observe import ingest, state_from_observation
 from state.playout import random_placement, random_playout
 from state.settings import get_setting
+from strategies.hybrid import HybridParams
+from strategies.kernel import KERNELS, KernelName, PlayoutKernel, PlayoutPolicy, get_kernel
+from strategies.kernel import default_kernel_name as default_kernel
+
+BOARDS = 20
+"""Positions (boards just after placement) the playouts cycle through."""
 
 
-def bench_engine(game: int = 1, seconds: float = 3.0, seed: int = 1) -> dict[str, float]:
-    """Random playouts, move generation and observation ingest, each for about a third
-    of ``seconds``; returns figures by name."""
+def bench_engine(
+    game: int = 1, seconds: float = 3.0, seed: int = 1, kernel: KernelName | None = None
+) -> dict[str, float | str]:
+    """Each part for about a fifth of ``seconds``; returns figures by name."""
     setting = get_setting(game)
     rng = random.Random(seed)
-    third = seconds / 3
+    share = seconds / 5
+    name = kernel or default_kernel()
+    compile_start = time.perf_counter()
+    chosen = get_kernel(name)
+    starts: list[GameState] = []
+    for _ in range(BOARDS):
+        state = GameState(setting, random_geometry(setting, rng.getrandbits(32)))
+        random_placement(state, rng)
+        state.clear_history()
+        starts.append(state)
+    # The first playout compiles the fast kernel (or loads it from numba's cache).
+    chosen.scores(starts[0], PlayoutPolicy.uniform(), rng)
+    ready_s = time.perf_counter() - compile_start
 
     playouts = plies = 0
     start = time.perf_counter()
-    while time.perf_counter() - start < third:
-        state = GameState(setting, random_geometry(setting, rng.getrandbits(32)))
-        random_placement(state, rng)
-        for _ in range(20):
+    while time.perf_counter() - start < share:
+        for state in starts:
             n = random_playout(state, rng)
             plies += n
             playouts += 1
             for _ in range(n):
                 state.undo()
-    playout_time = time.perf_counter() - start
+    state_rate = playouts / (time.perf_counter() - start)
+    plies_per_playout = plies / max(playouts, 1)
+
+    uniform_rate = _kernel_rate(chosen, starts, PlayoutPolicy.uniform(), rng, share)
+    policy = HybridParams().playout_policy()
+    policy_rate = _kernel_rate(chosen, starts, policy, rng, share)
 
     # Move generation and ingest on random games played by the game loop.
     positions: list[GameState] = []
@@ -49,7 +74,7 @@ def bench_engine(game: int = 1, seconds: float = 3.0, seed: int = 1) -> dict[str
         views.append(watched.boards)
     generated = calls = 0
     start = time.perf_counter()
-    while time.perf_counter() - start < third:
+    while time.perf_counter() - start < share:
         for state in positions:
             generated += len(state.legal_moves())
             calls += 1
@@ -58,7 +83,7 @@ def bench_engine(game: int = 1, seconds: float = 3.0, seed: int = 1) -> dict[str
     # Ingest: seat 1's boards, one per turn of seat 1, into seat 1's state.
     ingests = 0
     ingest_time = 0.0
-    while ingest_time < third:
+    while ingest_time < share:
         for boards in views:
             if not boards:
                 continue
@@ -70,26 +95,53 @@ def bench_engine(game: int = 1, seconds: float = 3.0, seed: int = 1) -> dict[str
                 ingests += 1
     return {
         "game": float(game),
-        "playouts_per_s": playouts / playout_time,
-        "plies_per_s": plies / playout_time,
-        "plies_per_playout": plies / max(playouts, 1),
+        "kernel": name,
+        "playouts_per_s": uniform_rate,
+        "state_playouts_per_s": state_rate,
+        "kernel_speedup": uniform_rate / state_rate,
+        "policy_playouts_per_s": policy_rate,
+        "kernel_ready_s": ready_s,
+        "plies_per_playout": plies_per_playout,
         "movegen_calls_per_s": calls / gen_time,
         "moves_generated_per_s": generated / gen_time,
         "ingest_us": 1e6 * ingest_time / max(ingests, 1),
     }
 
 
+def _kernel_rate(
+    kernel: PlayoutKernel,
+    starts: list[GameState],
+    policy: PlayoutPolicy,
+    rng: random.Random,
+    seconds: float,
+) -> float:
+    """Playouts per second of ``kernel`` from ``starts`` (scores included)."""
+    playouts = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for state in starts:
+            kernel.scores(state, policy, rng)
+        playouts += len(starts)
+    return playouts / (time.perf_counter() - start)
+
+
 def register_bench(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
-        "engine", help="random playouts, move generation, ingest"
+        "engine", help="playouts (state and kernel), move generation, ingest"
     )
     p.add_argument("--game", type=int, choices=[1, 2, 3, 4], default=1)
     p.add_argument("--seconds", type=float, default=6.0)
     p.add_argument("--seed", type=int, default=1, help="the first board's seed")
+    p.add_argument(
+        "--kernel",
+        choices=KERNELS,
+        default=None,
+        help=f"playout kernel (default: the fastest installed, here {default_kernel()})",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     quiet_games()
-    print_figures(bench_engine(args.game, args.seconds, args.seed))
+    print_figures(bench_engine(args.game, args.seconds, args.seed, args.kernel))
     return 0

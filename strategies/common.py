@@ -1,12 +1,11 @@
-"""Pieces every searching strategy shares: determinization, rewards, cheap evaluation,
-split guesses and the heuristic playout policy.
+"""Pieces every searching strategy shares: determinization, rewards, cheap evaluation
+and split guesses (the playouts are the kernel's: ``strategies.kernel``).
 
 Everything here works on a ``GameState`` by make/unmake and leaves it as it found it.
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 
 from state.belief import guess_counts
@@ -46,13 +45,19 @@ def final_results(state: GameState) -> list[float]:
 
 
 def rewards(state: GameState, margin: float) -> list[float]:
-    """Per-seat reward (index 0 is seat 1) of a finished game: rank points scaled to
-    [0, 1] plus a small score-margin term, so that among equal ranks a bigger lead
-    is preferred. In game 4 the ranking is by pair average, so partners share it."""
-    results = final_results(state)
+    """Per-seat reward (index 0 is seat 1) of a finished game: see ``score_rewards``."""
+    return score_rewards(state.setting, state.exact_scores(), margin)
+
+
+def score_rewards(setting: GameSetting, scores: Sequence[float], margin: float) -> list[float]:
+    """Per-seat reward (index 0 is seat 1) of a game that ended with these exact scores:
+    rank points scaled to [0, 1] plus a small score-margin term, so that among equal
+    ranks a bigger lead is preferred. In game 4 the ranking is by pair average, so
+    partners share it."""
+    results = ranked_results(setting, [round(s) for s in scores])
     points = tournament_points(results)
     mean = sum(results) / 4
-    scale = margin / state.setting.cells
+    scale = margin / setting.cells
     return [(points[i] - 1.0) * 0.25 + (results[i] - mean) * scale for i in range(4)]
 
 
@@ -280,84 +285,3 @@ def slide_key(state: GameState, cell: int, dst: int, split: int) -> float:
                 squeezed += min(sheep[c] - 1, 8) + 2
     state.undo()
     return gain - 1.5 * stranded + 1.0 * trapped - 0.5 * squeezed + 0.3 * min(room, 4)
-
-
-# ------------------------------------------------------------------ playout policy
-
-
-def heuristic_playout(
-    state: GameState,
-    rng: random.Random,
-    epsilon: float,
-    samples: int,
-    random_split: bool = False,
-) -> int:
-    """Epsilon-greedy play until nobody can move, in place.
-
-    With probability ``epsilon`` a uniformly random slide, else the best of
-    ``samples`` random slides by a cheap key (``_best_sampled_slide``); the split is
-    the area guess, or with ``random_split`` uniformly random. Returns the plies
-    played so the caller can undo them.
-    """
-    plies = 0
-    idle = 0
-    sheep = state.sheep
-    while idle < 4:
-        plies += 1
-        slides = state.slides()
-        if not slides:
-            if state.done[state.to_move]:
-                state.skip_turn()
-            else:
-                state.apply_pass()
-            idle += 1
-            continue
-        idle = 0
-        n = len(slides)
-        if n == 1 or rng.random() < epsilon:
-            cell, _d, dst = slides[rng.randrange(n)]
-        else:
-            cell, _d, dst = slides[_best_sampled_slide(state, slides, rng, samples)]
-        count = sheep[cell]
-        if count == 2:
-            split = 1
-        elif random_split:
-            split = rng.randint(1, count - 1)
-        else:
-            split = area_split(state, cell, dst)
-        state.slide(cell, dst, split)
-    return plies
-
-
-def _best_sampled_slide(
-    state: GameState, slides: Sequence[tuple[int, int, int]], rng: random.Random, samples: int
-) -> int:
-    """The index in ``slides`` of the best of ``samples`` random draws, by room at the
-    destination, own neighbours there and no stack left stranded (plus noise)."""
-    me = state.to_move
-    owner = state.owner
-    sheep = state.sheep
-    geometry = state.geometry
-    rays = geometry.rays
-    neighbours = geometry.neighbours
-    n = len(slides)
-    best = -1e9
-    pick = -1
-    for _ in range(samples):
-        k = rng.randrange(n)
-        c, _d, d = slides[k]
-        owner[d] = me
-        room = free_dirs(owner, rays[d])
-        src_room = free_dirs(owner, rays[c])
-        owner[d] = FREE
-        key = min(room, 3) + rng.random()
-        for nb in neighbours[d]:
-            if owner[nb] == me:
-                key += 0.7
-        if src_room == 0 and sheep[c] > 2:
-            key -= 3.0
-        if room == 0:
-            key -= 3.0
-        if key > best:
-            best, pick = key, k
-    return pick

@@ -41,6 +41,7 @@ from state.settings import PLAYERS, GameSetting
 from strategies.alphabeta import AlphaBeta
 from strategies.base import Budget, Strategy, StrategyParams
 from strategies.common import EvalWeights, area_split, determinize, slide_key
+from strategies.kernel import PlayoutPolicy, warm_up
 from strategies.mcts import Mcts, MctsParams
 from strategies.mcts_tree import softmax
 from strategies.placement import choose_placement
@@ -113,6 +114,8 @@ class HybridStrategy(Strategy):
     def __init__(self, params: dict[str, object] | None = None) -> None:
         super().__init__(params)
         p = self.params
+        if p.kernel != "python":
+            warm_up()  # compile the fast kernel while the Python one serves
         self.weights = EvalWeights(p.w_potential, p.w_waste, p.w_mobility)
         self.mcts = self._new_mcts()
         self.belief: Belief | None = None
@@ -176,8 +179,8 @@ class HybridStrategy(Strategy):
             self.rng,
             p.placement_time_fraction,
             p.placement_candidates,
-            p.epsilon,
-            p.samples,
+            p.playout_kernel(),
+            PlayoutPolicy(p.epsilon, p.samples, area_split=True),
             self.reward_margin,
         )
 

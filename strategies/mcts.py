@@ -1,10 +1,11 @@
 """The MCTS part of the main strategy: its parameters, playouts and the search driver.
 
 One search function (``Mcts.search``) runs the iterations: the tree policy of
-``strategies.mcts_tree`` down to a new node, an epsilon-greedy playout from there,
-the rewards backed up along the path. The tree survives between turns of one game:
-the next search starts from the node that matches the new position, if the tree
-holds it.
+``strategies.mcts_tree`` down to a new node, an epsilon-greedy playout from there by
+the playout kernel (``strategies.kernel``: a copy of the leaf played out in flat
+arrays, the state itself untouched), the rewards backed up along the path. The tree
+survives between turns of one game: the next search starts from the node that
+matches the new position, if the tree holds it.
 
 Game 3 (``search`` with a world sampler): information-set MCTS. Each iteration
 draws the hidden counts from the belief and plays the iteration in that world, all
@@ -25,9 +26,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from state.game import UNKNOWN, GameState, Move
-from state.playout import random_playout
 from strategies.base import Budget
-from strategies.common import area_split, heuristic_playout, rewards
+from strategies.common import area_split, rewards, score_rewards
+from strategies.kernel import KernelName, PlayoutKernel, PlayoutPolicy, ready_kernel
 from strategies.mcts_tree import (
     Node,
     Trail,
@@ -64,19 +65,20 @@ class MctsParams(BaseModel):
     pw_base: int = Field(2, ge=1, description="split sizes open from the start")
     pw_c: float = Field(1.0, ge=0, description="progressive widening factor")
     pw_alpha: float = Field(0.4, ge=0, le=1, description="progressive widening exponent")
-
-
-def playout(state: GameState, rng: random.Random, params: MctsParams) -> int:
-    """Play to the end in place with the configured policy; returns the plies played."""
-    if params.playout == "random":
-        return random_playout(state, rng)
-    return heuristic_playout(
-        state,
-        rng,
-        params.epsilon,
-        params.samples,
-        random_split=params.playout == "heuristic-random",
+    kernel: Literal["auto", "python", "fast"] = Field(
+        "auto", description="playout kernel (auto: the fastest installed; see strategies/kernel)"
     )
+
+    def playout_policy(self) -> PlayoutPolicy:
+        """The kernel's policy for ``playout``."""
+        if self.playout == "random":
+            return PlayoutPolicy.uniform()
+        return PlayoutPolicy(self.epsilon, self.samples, area_split=self.playout == "heuristic")
+
+    def playout_kernel(self) -> PlayoutKernel:
+        """The kernel to play out with now (the Python one while the fast one compiles)."""
+        preferred: KernelName | None = None if self.kernel == "auto" else self.kernel
+        return ready_kernel(preferred)
 
 
 class WorldDraws:
@@ -125,6 +127,8 @@ class Mcts:
     def __init__(self, params: MctsParams, rng: random.Random) -> None:
         self.params = params
         self.rng = rng
+        self.policy = params.playout_policy()
+        self.kernel = params.playout_kernel()
         self.root: Node | None = None
         self.iterations = 0
         self.nodes = 0
@@ -184,6 +188,7 @@ class Mcts:
         """
         rng = self.rng
         assert self.root is not None
+        self.kernel = self.params.playout_kernel()
         draws = WorldDraws(state, sample, rng, worlds) if sample is not None else None
         me = state.to_move
         monotonic = time.monotonic
@@ -206,15 +211,17 @@ class Mcts:
         self.iterations += it
 
     def _iterate(self, state: GameState, me: int, draws: WorldDraws | None) -> None:
-        """One iteration: descend, play out, undo, back up."""
+        """One iteration: descend, play out (a copy), back up, undo the descent."""
         assert self.root is not None
         trail, applied, finished = self._descend(state, me, draws)
         depth = len(trail)
         if depth > self.max_depth:
             self.max_depth = depth
-        if not finished:
-            applied += playout(state, self.rng, self.params)
-        r = rewards(state, self.params.margin)
+        if finished:
+            r = rewards(state, self.params.margin)
+        else:
+            scores = self.kernel.scores(state, self.policy, self.rng)
+            r = score_rewards(state.setting, scores, self.params.margin)
         for _ in range(applied):
             state.undo()
         backup(self.root, trail, r)

@@ -9,7 +9,8 @@ import time
 from state.game import GameState
 from state.geometry import FREE
 from strategies.base import Budget
-from strategies.common import heuristic_playout, rewards
+from strategies.common import score_rewards
+from strategies.kernel import PlayoutKernel, PlayoutPolicy
 
 
 def static_placement_scores(state: GameState) -> dict[int, float]:
@@ -64,8 +65,8 @@ def choose_placement(
     rng: random.Random,
     time_fraction: float,
     candidates: int,
-    epsilon: float,
-    samples: int,
+    kernel: PlayoutKernel,
+    policy: PlayoutPolicy,
     margin: float,
 ) -> int:
     """The placement cell: the static best at once, then playouts from the best
@@ -92,10 +93,10 @@ def choose_placement(
                 order = sorted(s, key=lambda c: -s[c])
                 state.place(order[rng.randrange(min(3, len(order)))])
                 placed += 1
-            plies = heuristic_playout(state, rng, epsilon, samples)
-            total[cell] += rewards(state, margin)[me - 1]
+            final = kernel.scores(state, policy, rng)
+            total[cell] += score_rewards(state.setting, final, margin)[me - 1]
             visits[cell] += 1
-            for _ in range(plies + placed):
+            for _ in range(placed):
                 state.undo()
             if budget.expired():
                 break

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from arena.replay import Replay, positions
 from state.game import GameState
 
 VECTORS = Path(__file__).parent / "vectors"
@@ -42,3 +43,12 @@ def random_play(state: GameState, rng: random.Random, plies: int) -> GameState:
             state.skip_turn()
     state.clear_history()
     return state
+
+
+def shut_in_at_placement(replay: Replay, seat: int) -> bool:
+    """Whether ``seat`` had no legal move once all four seats had placed (a random
+    placement can box a stack in for the whole game)."""
+    for event, state in positions(replay):
+        if event.kind == "place" and not state.placing:
+            return not state.has_moves(seat)
+    return False

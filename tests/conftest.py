@@ -1,4 +1,5 @@
-"""In CI the viewer's and the MQTT transport's tests must run: a skip there is a failure.
+"""In CI the viewer's, the MQTT transport's and the fast kernel's tests must run: a skip
+there is a failure.
 
 Elsewhere they skip with their reason (``-ra`` prints it): a machine without Mosquitto runs
 the MQTT tests on amqtt only, one where no Chromium could be had skips the viewer's tests.
@@ -14,7 +15,16 @@ import pytest
 
 from tests.transport_support import BROKERS, Broker, need_broker, start_broker
 
-MUST_RUN_IN_CI = ("test_viewer.py", "test_transport_mqtt.py", "test_mqtt_auth.py")
+MUST_RUN_IN_CI = ("test_viewer.py", "test_transport_mqtt.py", "test_mqtt_auth.py", "test_kernel.py")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Searches play out on the fast kernel once it is compiled and on the Python one
+    until then (``strategies.kernel.ready_kernel``): compile it before any test, so that
+    every test of this run plays on the same kernel."""
+    from strategies.kernel import warm_up
+
+    warm_up(background=False)
 
 
 @pytest.hookimpl(wrapper=True)

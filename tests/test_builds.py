@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
 
+from strategies.kernel import fast_available
 from tournament.build import CLIENT_PACKAGES
 from tournament.entrants import play_command
 from tournament.runner import play_task
@@ -59,6 +61,16 @@ def test_client_packages_are_all_play_needs() -> None:
         check=True,
     ).stdout
     assert eval(out) == sorted(CLIENT_PACKAGES)
+
+
+def test_built_agent_carries_the_fast_kernel(agent1: Path) -> None:
+    """Where the ``fast`` extra is installed (always in CI), the zipapp carries numba."""
+    if not fast_available():
+        pytest.skip("numba is not installed here: the agent is built without it")
+    with zipfile.ZipFile(agent1) as built:
+        names = built.namelist()
+    assert any(n.startswith("site-packages/numba/") for n in names)
+    assert "site-packages/strategies/kernel/fast.py" in names
 
 
 def test_built_agent_defaults_to_the_course_server(agent1: Path, tmp_path: Path) -> None:

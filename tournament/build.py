@@ -84,17 +84,34 @@ def entry_script(options: list[str], name: str) -> str:
 
 
 def runtime_requirements() -> list[str]:
-    """The project's dependencies pinned to the versions installed here (the tested ones)."""
+    """The project's dependencies pinned to the versions installed here (the tested ones),
+    and the ``fast`` extra's (the compiled playout kernel) where it is installed here."""
     with (ROOT / "pyproject.toml").open("rb") as fh:
-        deps = tomllib.load(fh)["project"]["dependencies"]
+        project = tomllib.load(fh)["project"]
     pinned = []
-    for dep in deps:
-        name = re.split(r"[<>=!~\[; ]", dep, maxsplit=1)[0]
-        try:
-            pinned.append(f"{name}=={importlib.metadata.version(name)}")
-        except importlib.metadata.PackageNotFoundError:
-            pinned.append(dep)
+    for dep in project["dependencies"]:
+        pinned.append(_installed_pin(dep) or dep)
+    for dep in project["optional-dependencies"]["fast"]:
+        pin = _installed_pin(dep)
+        if pin is not None:
+            pinned.append(pin)
     return pinned
+
+
+def _installed_pin(dep: str) -> str | None:
+    """``name==version`` of a requirement as installed here, or None."""
+    name = re.split(r"[<>=!~\[; ]", dep, maxsplit=1)[0]
+    try:
+        return f"{name}=={importlib.metadata.version(name)}"
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def exe_excludes() -> tuple[str, ...]:
+    """``EXE_EXCLUDES``, less numpy where numba (the fast kernel, which needs it) is here."""
+    if _installed_pin("numba") is None:
+        return EXE_EXCLUDES
+    return tuple(m for m in EXE_EXCLUDES if m != "numpy")
 
 
 def _run(argv: list[str], what: str) -> None:
@@ -153,7 +170,7 @@ def build_exe(params_file: Path, agent: int, team: int, out_dir: Path, work: Pat
             "--log-level", "WARN", "--name", name, "--distpath", str(out_dir),
             "--workpath", str(work / "work"), "--specpath", str(work),
             "--paths", str(ROOT),
-            *(arg for module in EXE_EXCLUDES for arg in ("--exclude-module", module)),
+            *(arg for module in exe_excludes() for arg in ("--exclude-module", module)),
             str(script),
         ],
         "PyInstaller",

@@ -1,0 +1,213 @@
+"""The playout kernel: throw-away random play from a tree leaf to the end of the game.
+
+The incremental ``GameState`` (union-find, undo log, Zobrist hash) is what the tree
+and the client need; below the tree, thousands of playouts per second need none of
+it. A kernel copies the leaf position once into flat arrays, plays to the end with
+no undo and no hashing, and scores the final owners by one flood fill.
+
+Two kernels do the same thing, choice for choice:
+
+- ``python``: plain Python over flat lists (``strategies.kernel.pure``), always there;
+- ``fast``: the same loops compiled by numba (``strategies.kernel.fast``), the
+  optional extra ``battlesheep[fast]``; it compiles on first use (cached on disk),
+  and ``warm_up`` does that in the background while the Python kernel serves.
+
+Both consume one stream of uniform numbers in [0, 1) the same way, so with the same
+stream they play the same game (``play_stream``): the property tests hold them to
+each other and to ``GameState``.
+
+The policy (``PlayoutPolicy``): with probability ``epsilon`` a uniformly random
+slide, else the best of ``samples`` uniformly drawn slides by a cheap key (room at
+the destination, own cells next to it, no stack stranded); the split uniformly
+random, or the area guess (``strategies.common.area_split``). ``epsilon=1`` is
+uniformly random play.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import random
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from state.game import GameState
+from state.geometry import Geometry
+from state.regions import region_value
+from strategies.base import ConfigError
+
+log = logging.getLogger(__name__)
+
+KernelName = Literal["python", "fast"]
+KERNELS: tuple[KernelName, ...] = ("python", "fast")
+
+PASS = -1
+"""A pass in a trace (``play_stream``)."""
+
+# The cheap key's weights of a greedy playout move (see the module docstring).
+ROOM_CAP = 3
+NEIGHBOUR_BONUS = 0.7
+STRANDED_COST = 3.0
+
+
+@dataclass(frozen=True, slots=True)
+class PlayoutPolicy:
+    """How a playout picks its slides and splits (see the module docstring)."""
+
+    epsilon: float = 1.0
+    samples: int = 1
+    area_split: bool = False
+
+    @classmethod
+    def uniform(cls) -> PlayoutPolicy:
+        """Uniformly random slides and splits."""
+        return cls(1.0, 1, False)
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """What a playout played (``play_stream``): one entry per turn, (cell, dst, split)
+    for a slide and (PASS, PASS, PASS) for a turn without a move; the final owners
+    and counts (wire cells, no sentinel) and each seat's exact score."""
+
+    turns: list[tuple[int, int, int]]
+    owner: list[int]
+    sheep: list[int]
+    scores: list[float]
+
+
+class PlayoutKernel(Protocol):
+    name: KernelName
+
+    def scores(self, state: GameState, policy: PlayoutPolicy, rng: random.Random) -> list[float]:
+        """Play ``state`` (left as it is) to the end; each seat's exact score."""
+        ...
+
+    def play_stream(
+        self, state: GameState, policy: PlayoutPolicy, stream: Sequence[float]
+    ) -> Trace:
+        """Play ``state`` to the end taking the uniforms from ``stream`` (tests)."""
+        ...
+
+
+class Board:
+    """A geometry as the kernels read it: flat tables, cell ``n`` an obstacle sentinel.
+
+    ``first[8 * cell + k]`` is the first cell of the ray of direction index ``k``
+    (the sentinel when the ray is empty), ``rays[8 * cell + k]`` the whole ray.
+    """
+
+    __slots__ = ("cells", "first", "n", "neighbours", "pow", "rays")
+
+    def __init__(self, geometry: Geometry) -> None:
+        n = geometry.size * geometry.size
+        self.n = n
+        self.cells = geometry.cells
+        self.rays: list[tuple[int, ...]] = [r for cell_rays in geometry.rays for r in cell_rays]
+        self.first: list[int] = [r[0] if r else n for r in self.rays]
+        self.neighbours = geometry.neighbours
+        self.pow: list[float] = [region_value(s) for s in range(len(geometry.cells) + 1)]
+
+
+@functools.lru_cache(maxsize=64)
+def board_of(geometry: Geometry) -> Board:
+    return Board(geometry)
+
+
+class NoFastKernel(ConfigError):
+    """The fast kernel was asked for but numba is not installed."""
+
+
+def fast_available() -> bool:
+    """Whether numba is importable (the ``fast`` extra is installed)."""
+    from strategies.kernel import fast
+
+    return fast.AVAILABLE
+
+
+def get_kernel(name: KernelName) -> PlayoutKernel:
+    """The kernel of that name; ``fast`` compiles now if it has not (see ``warm_up``)."""
+    if name == "python":
+        from strategies.kernel.pure import PythonKernel
+
+        return PythonKernel()
+    if name == "fast":
+        from strategies.kernel import fast
+
+        if not fast.AVAILABLE:
+            raise NoFastKernel(
+                "the fast playout kernel needs numba: pip install 'battlesheep[fast]'"
+            )
+        return fast.FastKernel()
+    raise ValueError(f"playout kernel must be one of {', '.join(KERNELS)}, not {name!r}")
+
+
+def default_kernel_name() -> KernelName:
+    """The fastest kernel installed."""
+    return "fast" if fast_available() else "python"
+
+
+_warm = threading.Event()
+_warm_lock = threading.Lock()
+_warm_started = False
+_warned = threading.Event()
+
+
+def _forked() -> None:
+    """A child forked while the parent compiled has no compiling thread: start again."""
+    global _warm_started
+    if not _warm.is_set():
+        _warm_started = False
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
+def warm_up(background: bool = True) -> None:
+    """Compile the fast kernel (or load it from numba's cache), in a daemon thread by
+    default; ``ready_kernel`` serves the Python kernel until it is done. Without numba,
+    nothing to do."""
+    global _warm_started
+    if not fast_available():
+        return
+    with _warm_lock:
+        if _warm_started:
+            if not background:
+                _warm.wait()
+            return
+        _warm_started = True
+
+    def compile_now() -> None:
+        from strategies.kernel import fast
+
+        try:
+            fast.compile_kernel()
+        except Exception:  # a kernel that will not compile must not stop the agent
+            log.exception("the fast playout kernel did not compile; playing on the Python one")
+            return
+        _warm.set()
+
+    if background:
+        threading.Thread(target=compile_now, name="kernel-warm-up", daemon=True).start()
+    else:
+        compile_now()
+
+
+def ready_kernel(preferred: KernelName | None = None) -> PlayoutKernel:
+    """The kernel to play with now: ``preferred`` (default: the fastest installed), but
+    the Python kernel while the fast one is still compiling (started here if needed)."""
+    name = preferred or default_kernel_name()
+    if name == "fast" and not fast_available():
+        if not _warned.is_set():
+            _warned.set()
+            log.warning("no numba here: the playouts run on the Python kernel")
+        return get_kernel("python")
+    if name == "fast":
+        if _warm.is_set():
+            return get_kernel("fast")
+        warm_up()
+        return get_kernel("python")
+    return get_kernel(name)

@@ -1,0 +1,427 @@
+"""The compiled playout kernel: ``pure.py``'s loops, compiled by numba (``[fast]`` extra).
+
+Same tables, same draws, same order of stacks and the same swap-removals as the
+pure-Python kernel, so both play the same game from the same stream of uniforms
+(the property tests compare them). Uniforms come from a SplitMix64 generator
+seeded from the caller's ``random.Random`` at every playout, or from a given stream.
+
+Compiled on first use and cached on disk by numba (``cache=True``); where the cache
+cannot be written or located (a frozen executable has no source files), it compiles
+without one. ``strategies.kernel.warm_up`` compiles in the background.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import random
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, cast
+
+from state.game import GameState
+from state.geometry import Geometry
+from strategies.kernel import (
+    NEIGHBOUR_BONUS,
+    PASS,
+    ROOM_CAP,
+    STRANDED_COST,
+    KernelName,
+    PlayoutPolicy,
+    Trace,
+    board_of,
+)
+from strategies.kernel.pure import DRAWS
+
+log = logging.getLogger(__name__)
+
+try:
+    import numba
+    import numpy as np
+except ImportError:  # the [fast] extra is not installed
+    AVAILABLE = False
+else:
+    AVAILABLE = True
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _jit(fn: F) -> F:
+    """``numba.njit`` with the on-disk cache where numba can keep one."""
+    try:
+        return cast(F, numba.njit(cache=True, nogil=True)(fn))
+    except RuntimeError as exc:  # no cache locator (frozen executable): compile each run
+        log.debug("numba cache unavailable for %s: %s", fn.__name__, exc)
+        return cast(F, numba.njit(nogil=True)(fn))
+
+
+def _identity(fn: F) -> F:
+    return fn
+
+
+jit = _jit if AVAILABLE else _identity
+
+
+if AVAILABLE:
+    _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+    _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+    _MIX2 = np.uint64(0x94D049BB133111EB)
+    _S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
+    _UNIT = 1.0 / (1 << 53)
+
+
+@jit
+def _uniform(stream: Any, pos: Any) -> float:
+    """The next uniform: from ``stream`` if it is not empty, else SplitMix64 on the
+    generator state ``pos[1]`` (seeded from the caller's ``random.Random``: no global
+    generator, nothing shared between threads)."""
+    if stream.shape[0] == 0:
+        z = pos[1] + _GOLDEN
+        pos[1] = z
+        z = (z ^ (z >> _S30)) * _MIX1
+        z = (z ^ (z >> _S27)) * _MIX2
+        z = z ^ (z >> _S31)
+        return float(z >> _S11) * _UNIT
+    u = stream[pos[0]]
+    pos[0] += np.uint64(1)
+    return u  # type: ignore[no-any-return]
+
+
+@jit
+def _free_dirs(first: Any, owner: Any, cell: int) -> int:
+    base = 8 * cell
+    n = 0
+    for k in range(8):
+        if owner[first[base + k]] == 0:
+            n += 1
+    return n
+
+
+@jit
+def _draw_slide(
+    live: Any, live_n: Any, p: int, owner: Any, first: Any, stream: Any, pos: Any
+) -> int:
+    """``pure.draw_slide``: 8 * cell + direction index, or -1."""
+    for _ in range(DRAWS):
+        pick = int(_uniform(stream, pos) * (live_n[p] << 3))
+        slide = 8 * live[p, pick >> 3] + (pick & 7)
+        if owner[first[slide]] == 0:
+            return slide  # type: ignore[no-any-return]
+    legal = np.empty(8 * live_n[p], np.int64)
+    n_legal = 0
+    i = 0
+    while i < live_n[p]:
+        base = 8 * live[p, i]
+        found = False
+        for slide in range(base, base + 8):
+            if owner[first[slide]] == 0:
+                legal[n_legal] = slide
+                n_legal += 1
+                found = True
+        if found:
+            i += 1
+        else:
+            live_n[p] -= 1
+            live[p, i] = live[p, live_n[p]]
+    if n_legal == 0:
+        return -1
+    return legal[int(_uniform(stream, pos) * n_legal)]  # type: ignore[no-any-return]
+
+
+@jit
+def _destination(owner: Any, ray_off: Any, ray_cells: Any, slide: int) -> int:
+    dst = -1
+    for j in range(ray_off[slide], ray_off[slide + 1]):
+        c = ray_cells[j]
+        if owner[c] != 0:
+            break
+        dst = c
+    return dst
+
+
+@jit
+def _best_slide(
+    live: Any,
+    live_n: Any,
+    me: int,
+    owner: Any,
+    sheep: Any,
+    first: Any,
+    ray_off: Any,
+    ray_cells: Any,
+    nb_off: Any,
+    nb_cells: Any,
+    samples: int,
+    stream: Any,
+    pos: Any,
+) -> int:
+    """``pure.best_slide``."""
+    best = -1e9
+    pick = -1
+    for _ in range(samples):
+        slide = _draw_slide(live, live_n, me, owner, first, stream, pos)
+        if slide < 0:
+            return -1
+        cell = slide >> 3
+        dst = _destination(owner, ray_off, ray_cells, slide)
+        owner[dst] = me
+        room = _free_dirs(first, owner, dst)
+        src_room = _free_dirs(first, owner, cell)
+        owner[dst] = 0
+        key = min(room, ROOM_CAP) + _uniform(stream, pos)
+        for j in range(nb_off[dst], nb_off[dst + 1]):
+            if owner[nb_cells[j]] == me:
+                key += NEIGHBOUR_BONUS
+        if src_room == 0 and sheep[cell] > 2:
+            key -= STRANDED_COST
+        if room == 0:
+            key -= STRANDED_COST
+        if key > best:
+            best = key
+            pick = slide
+    return pick
+
+
+@jit
+def _area_split(first: Any, owner: Any, count: int, cell: int, dst: int) -> int:
+    owner[dst] = -2
+    room_src = _free_dirs(first, owner, cell)
+    room_dst = _free_dirs(first, owner, dst)
+    owner[dst] = 0
+    if room_dst == 0:
+        return 1
+    if room_src == 0:
+        return count - 1
+    m = int(np.rint(count * room_dst / (room_src + room_dst)))  # half to even, as round()
+    return min(count - 1, max(1, m))
+
+
+@jit
+def _play(
+    owner: Any,
+    sheep: Any,
+    to_move: int,
+    done_in: Any,
+    first: Any,
+    ray_off: Any,
+    ray_cells: Any,
+    nb_off: Any,
+    nb_cells: Any,
+    epsilon: float,
+    samples: int,
+    area: bool,
+    seed: int,
+    stream: Any,
+    turns: Any,
+) -> int:
+    """``pure.play`` on arrays; returns the turns played (recorded in ``turns`` if it
+    has room)."""
+    pos = np.zeros(2, np.uint64)  # the stream's next index, the generator's state
+    pos[1] = seed
+    n = owner.shape[0] - 1
+    live = np.empty((5, n), np.int64)
+    live_n = np.zeros(5, np.int64)
+    for c in range(n):
+        o = owner[c]
+        if o > 0 and sheep[c] > 1:
+            live[o, live_n[o]] = c
+            live_n[o] += 1
+    done = done_in.copy()
+    p = to_move
+    idle = 0
+    played = 0
+    record = turns.shape[0]
+    while idle < 4:
+        slide = -1
+        if not done[p] and live_n[p] > 0:
+            if epsilon >= 1.0 or _uniform(stream, pos) < epsilon:
+                pick = int(_uniform(stream, pos) * (live_n[p] << 3))
+                slide = 8 * live[p, pick >> 3] + (pick & 7)
+                if owner[first[slide]] != 0:
+                    slide = _draw_slide(live, live_n, p, owner, first, stream, pos)
+            else:
+                slide = _best_slide(
+                    live, live_n, p, owner, sheep, first, ray_off, ray_cells,
+                    nb_off, nb_cells, samples, stream, pos,
+                )  # fmt: skip
+        if slide < 0:
+            done[p] = True
+            idle += 1
+            if played < record:
+                turns[played, 0] = PASS
+                turns[played, 1] = PASS
+                turns[played, 2] = PASS
+        else:
+            idle = 0
+            cell = slide >> 3
+            dst = _destination(owner, ray_off, ray_cells, slide)
+            count = sheep[cell]
+            if count == 2:
+                split = 1
+            elif area:
+                split = _area_split(first, owner, count, cell, dst)
+            else:
+                split = 1 + int(_uniform(stream, pos) * (count - 1))
+            left = count - split
+            sheep[cell] = left
+            if left == 1:
+                i = 0
+                while live[p, i] != cell:
+                    i += 1
+                live_n[p] -= 1
+                live[p, i] = live[p, live_n[p]]
+            owner[dst] = p
+            sheep[dst] = split
+            if split > 1:
+                live[p, live_n[p]] = dst
+                live_n[p] += 1
+            if played < record:
+                turns[played, 0] = cell
+                turns[played, 1] = dst
+                turns[played, 2] = split
+        played += 1
+        p = p % 4 + 1
+    return played
+
+
+@jit
+def _final_scores(owner: Any, cells: Any, nb_off: Any, nb_cells: Any, pw: Any) -> Any:
+    """``pure.final_scores``."""
+    seen = np.zeros(owner.shape[0], np.bool_)
+    todo = np.empty(cells.shape[0], np.int64)
+    score = np.zeros(4)
+    for start in cells:
+        o = owner[start]
+        if o <= 0 or seen[start]:
+            continue
+        seen[start] = True
+        todo[0] = start
+        top = 1
+        size = 0
+        while top > 0:
+            top -= 1
+            c = todo[top]
+            size += 1
+            for j in range(nb_off[c], nb_off[c + 1]):
+                nb = nb_cells[j]
+                if not seen[nb] and owner[nb] == o:
+                    seen[nb] = True
+                    todo[top] = nb
+                    top += 1
+        score[o - 1] += pw[size]
+    return score
+
+
+@jit
+def _scores(
+    owner_in: Any,
+    sheep_in: Any,
+    to_move: int,
+    done_in: Any,
+    first: Any,
+    ray_off: Any,
+    ray_cells: Any,
+    nb_off: Any,
+    nb_cells: Any,
+    cells: Any,
+    pw: Any,
+    epsilon: float,
+    samples: int,
+    area: bool,
+    seed: int,
+    stream: Any,
+    turns: Any,
+) -> Any:
+    """Play the position out (written back into ``owner_in`` and ``sheep_in``) and
+    score it: one call from Python per playout. Returns the scores and the turns."""
+    owner = np.empty(owner_in.shape[0] + 1, np.int64)
+    owner[:-1] = owner_in
+    owner[-1] = -1
+    sheep = sheep_in.copy()
+    played = _play(
+        owner, sheep, to_move, done_in, first, ray_off, ray_cells, nb_off, nb_cells,
+        epsilon, samples, area, seed, stream, turns,
+    )  # fmt: skip
+    owner_in[:] = owner[:-1]
+    sheep_in[:] = sheep
+    return _final_scores(owner, cells, nb_off, nb_cells, pw), played
+
+
+Tables = tuple[Any, Any, Any, Any, Any, Any, Any]
+
+
+@functools.lru_cache(maxsize=64)
+def tables_of(geometry: Geometry) -> Tables:
+    """``Board``'s tables as int64 arrays (CSR rays and neighbours) for the compiled code."""
+    board = board_of(geometry)
+    ray_off = np.zeros(len(board.rays) + 1, np.int64)
+    ray_off[1:] = np.cumsum([len(r) for r in board.rays])
+    nb_off = np.zeros(board.n + 2, np.int64)
+    nb_off[1 : board.n + 1] = np.cumsum([len(nb) for nb in board.neighbours])
+    nb_off[board.n + 1] = nb_off[board.n]
+    return (
+        np.array(board.first, np.int64),
+        ray_off,
+        np.array([c for r in board.rays for c in r], np.int64),
+        nb_off,
+        np.array([c for nb in board.neighbours for c in nb], np.int64),
+        np.array(board.cells, np.int64),
+        np.array(board.pow, np.float64),
+    )
+
+
+_NO_STREAM = np.empty(0, np.float64) if AVAILABLE else None
+_NO_TURNS = np.empty((0, 3), np.int64) if AVAILABLE else None
+
+
+class FastKernel:
+    name: KernelName = "fast"
+
+    def scores(self, state: GameState, policy: PlayoutPolicy, rng: random.Random) -> list[float]:
+        cells = len(state.owner)
+        out, _ = _scores(
+            np.fromiter(state.owner, np.int64, cells),
+            np.fromiter(state.sheep, np.int64, cells),
+            state.to_move,
+            np.array(state.done, np.bool_),
+            *tables_of(state.geometry),
+            policy.epsilon,
+            policy.samples,
+            policy.area_split,
+            rng.getrandbits(63),
+            _NO_STREAM,
+            _NO_TURNS,
+        )
+        return out.tolist()  # type: ignore[no-any-return]
+
+    def play_stream(
+        self, state: GameState, policy: PlayoutPolicy, stream: Sequence[float]
+    ) -> Trace:
+        owner = np.array(state.owner, np.int64)
+        sheep = np.array(state.sheep, np.int64)
+        turns = np.empty((4 * (len(owner) + 2), 3), np.int64)
+        out, played = _scores(
+            owner, sheep, state.to_move, np.array(state.done, np.bool_),
+            *tables_of(state.geometry), policy.epsilon, policy.samples, policy.area_split,
+            0, np.array(stream, np.float64), turns,
+        )  # fmt: skip
+        return Trace(
+            [(int(a), int(b), int(c)) for a, b, c in turns[:played]],
+            owner.tolist(),
+            sheep.tolist(),
+            out.tolist(),
+        )
+
+
+def compile_kernel() -> None:
+    """Compile (or load from the cache) every signature the kernel is called with."""
+    from state.boardgen import random_geometry
+    from state.playout import random_placement
+    from state.settings import get_setting
+
+    setting = get_setting(1)
+    rng = random.Random(0)
+    state = GameState(setting, random_geometry(setting, 1))
+    random_placement(state, rng)
+    kernel = FastKernel()
+    for policy in (PlayoutPolicy.uniform(), PlayoutPolicy(0.3, 3, True)):
+        kernel.scores(state, policy, rng)

@@ -1,0 +1,247 @@
+"""The pure-Python playout kernel (see ``strategies.kernel``).
+
+Flat lists, the seat's movable stacks kept in a list of its own (a stack leaves it
+when it is down to one sheep or boxed in for good), a slide drawn by rejection
+(a random stack and direction, taken if the first cell of its ray is free: uniform
+over the legal slides) with a full scan only when draws keep failing, and the score
+by one flood fill of the final owners. ``fast.py`` is the same code for numba: keep
+the two in step (the property tests compare them choice for choice).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+
+from state.game import GameState
+from strategies.kernel import (
+    NEIGHBOUR_BONUS,
+    PASS,
+    ROOM_CAP,
+    STRANDED_COST,
+    Board,
+    KernelName,
+    PlayoutPolicy,
+    Trace,
+    board_of,
+)
+
+DRAWS = 4
+"""Rejection draws of a slide before the seat's stacks are scanned."""
+
+
+class PythonKernel:
+    name: KernelName = "python"
+
+    def scores(self, state: GameState, policy: PlayoutPolicy, rng: random.Random) -> list[float]:
+        board = board_of(state.geometry)
+        owner = [*state.owner, -1]
+        sheep = state.sheep[:]
+        play(board, owner, sheep, live_stacks(state), state.to_move, state.done, policy, rng.random)
+        return final_scores(board, owner)
+
+    def play_stream(
+        self, state: GameState, policy: PlayoutPolicy, stream: Sequence[float]
+    ) -> Trace:
+        board = board_of(state.geometry)
+        owner = [*state.owner, -1]
+        sheep = state.sheep[:]
+        turns: list[tuple[int, int, int]] = []
+        draws = iter(stream)
+        live = live_stacks(state)
+        play(board, owner, sheep, live, state.to_move, state.done, policy, draws.__next__, turns)
+        final = owner[:-1]
+        return Trace(turns, final, sheep, final_scores(board, owner))
+
+
+def play(
+    board: Board,
+    owner: list[int],
+    sheep: list[int],
+    live: list[list[int]],
+    to_move: int,
+    done_in: Sequence[bool],
+    policy: PlayoutPolicy,
+    rand: Callable[[], float],
+    turns: list[tuple[int, int, int]] | None = None,
+) -> None:
+    """Play to the end in place on ``owner`` (with the sentinel), ``sheep`` and each
+    seat's movable stacks ``live`` (``live_stacks``)."""
+    first = board.first
+    rays = board.rays
+    done = list(done_in)
+    epsilon, samples, area = policy.epsilon, policy.samples, policy.area_split
+    uniform = epsilon >= 1.0
+    p = to_move
+    idle = 0
+    while idle < 4:
+        stacks = live[p]
+        slide = -1
+        if not done[p] and stacks:
+            if uniform or rand() < epsilon:
+                # One draw here (the common case), the rest in draw_slide.
+                pick = int(rand() * (len(stacks) << 3))
+                slide = 8 * stacks[pick >> 3] + (pick & 7)
+                if owner[first[slide]]:
+                    slide = draw_slide(stacks, owner, first, rand)
+            else:
+                slide = best_slide(board, stacks, owner, sheep, p, rand, samples)
+        if slide < 0:
+            done[p] = True
+            idle += 1
+            if turns is not None:
+                turns.append((PASS, PASS, PASS))
+        else:
+            idle = 0
+            cell = slide >> 3
+            dst = -1
+            for c in rays[slide]:
+                if owner[c]:
+                    break
+                dst = c
+            count = sheep[cell]
+            if count == 2:
+                split = 1
+            elif area:
+                split = area_split(first, owner, count, cell, dst)
+            else:
+                split = 1 + int(rand() * (count - 1))
+            left = count - split
+            sheep[cell] = left
+            if left == 1:
+                i = stacks.index(cell)
+                stacks[i] = stacks[-1]
+                stacks.pop()
+            owner[dst] = p
+            sheep[dst] = split
+            if split > 1:
+                stacks.append(dst)
+            if turns is not None:
+                turns.append((cell, dst, split))
+        p = p % 4 + 1
+
+
+def live_stacks(state: GameState) -> list[list[int]]:
+    """Each seat's stacks of two or more sheep (index 0 empty), in cell order."""
+    sheep = state.sheep
+    return [sorted(c for c in cells if sheep[c] > 1) for cells in state.stacks]
+
+
+def draw_slide(
+    stacks: list[int], owner: Sequence[int], first: Sequence[int], rand: Callable[[], float]
+) -> int:
+    """A uniformly random legal slide of ``stacks`` as ``8 * cell + direction index``,
+    or -1 if there is none. Stacks found boxed in for good leave ``stacks``."""
+    for _ in range(DRAWS):
+        pick = int(rand() * (len(stacks) << 3))
+        slide = 8 * stacks[pick >> 3] + (pick & 7)
+        if not owner[first[slide]]:
+            return slide
+    # Draws keep failing: scan, dropping dead stacks (a slide never opens again).
+    legal: list[int] = []
+    i = 0
+    while i < len(stacks):
+        base = 8 * stacks[i]
+        found = False
+        for slide in range(base, base + 8):
+            if not owner[first[slide]]:
+                legal.append(slide)
+                found = True
+        if found:
+            i += 1
+        else:
+            # The last stack (not scanned yet) takes its place.
+            stacks[i] = stacks[-1]
+            stacks.pop()
+    if not legal:
+        return -1
+    return legal[int(rand() * len(legal))]
+
+
+def best_slide(
+    board: Board,
+    stacks: list[int],
+    owner: list[int],
+    sheep: Sequence[int],
+    me: int,
+    rand: Callable[[], float],
+    samples: int,
+) -> int:
+    """The best of ``samples`` uniformly drawn slides by the cheap key, or -1."""
+    first = board.first
+    rays = board.rays
+    neighbours = board.neighbours
+    best = -1e9
+    pick = -1
+    for _ in range(samples):
+        slide = draw_slide(stacks, owner, first, rand)
+        if slide < 0:
+            return -1
+        cell = slide >> 3
+        dst = -1
+        for c in rays[slide]:
+            if owner[c]:
+                break
+            dst = c
+        owner[dst] = me
+        room = free_dirs(first, owner, dst)
+        src_room = free_dirs(first, owner, cell)
+        owner[dst] = 0
+        key = min(room, ROOM_CAP) + rand()
+        for nb in neighbours[dst]:
+            if owner[nb] == me:
+                key += NEIGHBOUR_BONUS
+        if src_room == 0 and sheep[cell] > 2:
+            key -= STRANDED_COST
+        if room == 0:
+            key -= STRANDED_COST
+        if key > best:
+            best, pick = key, slide
+    return pick
+
+
+def free_dirs(first: Sequence[int], owner: Sequence[int], cell: int) -> int:
+    base = 8 * cell
+    n = 0
+    for k in range(8):
+        if not owner[first[base + k]]:
+            n += 1
+    return n
+
+
+def area_split(first: Sequence[int], owner: list[int], count: int, cell: int, dst: int) -> int:
+    """``strategies.common.area_split`` on the kernel's arrays (``count`` > 2)."""
+    owner[dst] = -2
+    room_src = free_dirs(first, owner, cell)
+    room_dst = free_dirs(first, owner, dst)
+    owner[dst] = 0
+    if room_dst == 0:
+        return 1
+    if room_src == 0:
+        return count - 1
+    m = round(count * room_dst / (room_src + room_dst))
+    return min(count - 1, max(1, m))
+
+
+def final_scores(board: Board, owner: list[int]) -> list[float]:
+    """Each seat's exact score (index 0 is seat 1) by one flood fill of ``owner``, which
+    it uses up (every owned cell reads free afterwards)."""
+    neighbours = board.neighbours
+    pw = board.pow
+    score = [0.0, 0.0, 0.0, 0.0, 0.0]
+    for start in board.cells:
+        o = owner[start]
+        if o <= 0:
+            continue
+        owner[start] = 0
+        todo = [start]
+        size = 0
+        while todo:
+            c = todo.pop()
+            size += 1
+            for nb in neighbours[c]:
+                if owner[nb] == o:
+                    owner[nb] = 0
+                    todo.append(nb)
+        score[o] += pw[size]
+    return score[1:]

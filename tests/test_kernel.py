@@ -1,0 +1,220 @@
+"""The playout kernels against the rules: every slide they play is legal in ``GameState``,
+they pass exactly when the seat has no slide, they stop exactly at the end of the game,
+their final owners, counts and scores are ``GameState``'s and the flood fill's, their
+split guess is ``strategies.common.area_split``; and the compiled kernel plays the very
+same game as the pure-Python one from the same stream of uniforms.
+
+The fast kernel's tests skip where numba is missing (they must run in CI, where
+``make test`` installs it); the last test hides numba to check the pure-Python
+fallback.
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from state.boardgen import random_geometry
+from state.game import GameState, Move
+from state.geometry import DIRECTION_KEYS
+from state.playout import random_placement
+from state.scoring import flood_scores
+from state.settings import SETTINGS
+from strategies.base import ConfigError
+from strategies.common import area_split
+from strategies.kernel import (
+    PASS,
+    KernelName,
+    NoFastKernel,
+    PlayoutPolicy,
+    Trace,
+    fast_available,
+    get_kernel,
+)
+from tests.boards import random_play
+
+needs_fast = pytest.mark.skipif(
+    not fast_available(), reason="numba is not installed (pip install 'battlesheep[fast]')"
+)
+
+POLICIES = st.sampled_from(
+    [
+        PlayoutPolicy.uniform(),
+        PlayoutPolicy(0.3, 3, False),
+        PlayoutPolicy(0.3, 3, True),
+        PlayoutPolicy(0.0, 2, True),
+    ]
+)
+
+
+def position(game: int, seed: int, plies: int) -> GameState:
+    setting = SETTINGS[game]
+    rng = random.Random(seed)
+    state = GameState(setting, random_geometry(setting, seed))
+    random_placement(state, rng)
+    return random_play(state, rng, plies)
+
+
+def stream(seed: int) -> list[float]:
+    rng = random.Random(seed)
+    return [rng.random() for _ in range(50_000)]
+
+
+def replay(state: GameState, trace: Trace, policy: PlayoutPolicy) -> None:
+    """Play ``trace`` on ``state`` by the rules, checking every turn."""
+    assert trace.turns[-4:] == [(PASS, PASS, PASS)] * 4, "a game ends on four passes"
+    for cell, dst, split in trace.turns:
+        if state.is_terminal():
+            assert cell == PASS, "the kernel played on after the end"
+            continue
+        if cell == PASS:
+            assert not state.slides(), f"seat {state.to_move} passed with a slide"
+            if state.done[state.to_move]:
+                state.skip_turn()
+            else:
+                state.apply_pass()
+            continue
+        slides = {(c, d): t for c, d, t in state.slides()}
+        count = state.sheep[cell]
+        direction = next((d for (c, d), t in slides.items() if c == cell and t == dst), None)
+        assert direction is not None, f"slide {cell}->{dst} is not legal for {state.to_move}"
+        assert 1 <= split < count
+        if policy.area_split and count > 2:
+            assert split == area_split(state, cell, dst)
+        state.apply(Move(cell, split, direction))
+    assert state.is_terminal(), "the kernel stopped before the end"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    game=st.sampled_from([1, 2, 4]),
+    seed=st.integers(0, 2**31 - 1),
+    plies=st.sampled_from([0, 5, 20, 40, 80]),
+    policy=POLICIES,
+)
+def test_python_kernel_plays_by_the_rules_to_the_end(
+    game: int, seed: int, plies: int, policy: PlayoutPolicy
+) -> None:
+    state = position(game, seed, plies)
+    before = state.canonical()
+    trace = get_kernel("python").play_stream(state, policy, stream(seed))
+    assert state.canonical() == before, "the kernel changed the state it was given"
+    replay(state, trace, policy)
+    assert trace.owner == state.owner and trace.sheep == state.sheep
+    assert trace.scores == pytest.approx(state.exact_scores())
+    assert [round(s) for s in trace.scores] == flood_scores(state.geometry, state.owner)
+
+
+@needs_fast
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    game=st.sampled_from([1, 2, 4]),
+    seed=st.integers(0, 2**31 - 1),
+    plies=st.sampled_from([0, 5, 20, 40, 80]),
+    policy=POLICIES,
+)
+def test_fast_kernel_plays_the_python_kernels_game(
+    game: int, seed: int, plies: int, policy: PlayoutPolicy
+) -> None:
+    state = position(game, seed, plies)
+    uniforms = stream(seed)
+    expected = get_kernel("python").play_stream(state, policy, uniforms)
+    got = get_kernel("fast").play_stream(state, policy, uniforms)
+    assert got.turns == expected.turns
+    assert got.owner == expected.owner and got.sheep == expected.sheep
+    assert got.scores == pytest.approx(expected.scores, abs=1e-9)
+    replay(state, got, policy)
+
+
+def test_kernel_starts_from_the_state_as_it_is() -> None:
+    """A seat already known to be done passes; a finished game plays no slide."""
+    state = position(1, 7, 400)
+    assert state.is_terminal()
+    trace = get_kernel("python").play_stream(state, PlayoutPolicy.uniform(), stream(1))
+    assert trace.turns == [(PASS, PASS, PASS)] * 4
+    assert trace.scores == pytest.approx(state.exact_scores())
+
+
+@pytest.mark.parametrize("name", ["python", pytest.param("fast", marks=needs_fast)])
+def test_uniform_policy_draws_every_slide_equally_often(name: KernelName) -> None:
+    """The first slide of uniform playouts from one position: every legal slide, each
+    about as often as the others (rejection draws plus the fallback scan are uniform)."""
+    state = position(1, 3, 12)
+    legal = {(c, t) for c, _d, t in state.slides()}
+    assert len(legal) >= 6
+    rng = random.Random(5)
+    firsts: Counter[tuple[int, int]] = Counter()
+    kernel = get_kernel(name)
+    runs = 150 * len(legal)
+    for _ in range(runs):
+        uniforms = [rng.random() for _ in range(4000)]
+        cell, dst, _split = kernel.play_stream(state, PlayoutPolicy.uniform(), uniforms).turns[0]
+        firsts[(cell, dst)] += 1
+    assert set(firsts) == legal
+    # 150 expected each: a binomial's standard deviation is about 12.
+    assert all(90 <= n <= 210 for n in firsts.values()), firsts
+
+
+@pytest.mark.parametrize("name", ["python", pytest.param("fast", marks=needs_fast)])
+def test_scores_are_a_finished_games_for_every_setting(name: KernelName) -> None:
+    kernel = get_kernel(name)
+    rng = random.Random(2)
+    for game in (1, 2, 3, 4):
+        state = position(game, game, 10)
+        scores = kernel.scores(state, PlayoutPolicy(0.3, 3, False), rng)
+        cells = SETTINGS[game].cells
+        # Every cell ends owned or free; no seat loses what it holds.
+        assert sum(scores) <= cells**1.25
+        assert all(s >= state.exact_score(p) for s, p in zip(scores, (1, 2, 3, 4), strict=True))
+
+
+def test_direction_order_is_the_geometrys() -> None:
+    """The kernels index rays by ``DIRECTION_KEYS`` order, as ``Geometry.rays`` does."""
+    from strategies.kernel import board_of
+
+    state = position(1, 4, 0)
+    board = board_of(state.geometry)
+    for cell in state.geometry.cells:
+        for k, d in enumerate(DIRECTION_KEYS):
+            assert board.rays[8 * cell + k] == state.geometry.ray(cell, d)
+
+
+def test_without_numba_everything_plays_on_the_python_kernel() -> None:
+    """Hide numba: the default kernel is the Python one, asking for the fast one is a
+    clear error, a search runs, and ``bench engine --kernel fast`` says what to install."""
+    code = """
+import sys
+sys.modules["numba"] = None  # as if the [fast] extra were not installed
+from strategies.kernel import default_kernel_name, get_kernel, NoFastKernel, ready_kernel
+assert default_kernel_name() == "python"
+assert ready_kernel().name == "python" and ready_kernel("fast").name == "python"
+try:
+    get_kernel("fast")
+except NoFastKernel as exc:
+    print("refused:", exc)
+from strategies.base import Budget
+from strategies.hybrid import HybridStrategy
+from tests.test_kernel import position
+state = position(1, 9, 10)
+strategy = HybridStrategy({"seed": 1, "max_iterations": 300})
+strategy.new_game(state.setting, state.to_move)
+move = strategy.move(state, Budget.seconds(30))
+assert move is not None and move in state.legal_moves()
+print("iterations", int(strategy.mcts.iterations), "kernel", strategy.mcts.kernel.name)
+from battlesheep.cli import main
+sys.exit(main(["bench", "engine", "--kernel", "fast", "--seconds", "0.3"]))
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "refused: the fast playout kernel needs numba" in proc.stdout, proc.stderr
+    assert "iterations 300 kernel python" in proc.stdout, proc.stderr
+    assert proc.returncode == 2
+    assert "battlesheep[fast]" in proc.stderr
+    with pytest.raises(ValueError, match="playout kernel must be one of"):
+        get_kernel("numpy")  # type: ignore[arg-type]
+    assert issubclass(NoFastKernel, ConfigError)
