@@ -53,6 +53,16 @@ POLICIES = st.sampled_from(
 )
 
 
+CASES = given(
+    game=st.sampled_from([1, 2, 4]),
+    seed=st.integers(0, 2**31 - 1),
+    plies=st.sampled_from([0, 5, 20, 40, 80]),
+    policy=POLICIES,
+)
+"""Random positions of games 1, 2 and 4 (3 plays as 1 once its counts are drawn)."""
+SETTINGS_40 = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
 def position(game: int, seed: int, plies: int) -> GameState:
     setting = SETTINGS[game]
     rng = random.Random(seed)
@@ -91,13 +101,8 @@ def replay(state: GameState, trace: Trace, policy: PlayoutPolicy) -> None:
     assert state.is_terminal(), "the kernel stopped before the end"
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    game=st.sampled_from([1, 2, 4]),
-    seed=st.integers(0, 2**31 - 1),
-    plies=st.sampled_from([0, 5, 20, 40, 80]),
-    policy=POLICIES,
-)
+@SETTINGS_40
+@CASES
 def test_python_kernel_plays_by_the_rules_to_the_end(
     game: int, seed: int, plies: int, policy: PlayoutPolicy
 ) -> None:
@@ -112,13 +117,8 @@ def test_python_kernel_plays_by_the_rules_to_the_end(
 
 
 @needs_fast
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    game=st.sampled_from([1, 2, 4]),
-    seed=st.integers(0, 2**31 - 1),
-    plies=st.sampled_from([0, 5, 20, 40, 80]),
-    policy=POLICIES,
-)
+@SETTINGS_40
+@CASES
 def test_fast_kernel_plays_the_python_kernels_game(
     game: int, seed: int, plies: int, policy: PlayoutPolicy
 ) -> None:

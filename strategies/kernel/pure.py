@@ -94,11 +94,7 @@ def play(
         else:
             idle = 0
             cell = slide >> 3
-            dst = -1
-            for c in rays[slide]:
-                if owner[c]:
-                    break
-                dst = c
+            dst = destination(rays[slide], owner)
             count = sheep[cell]
             if count == 2:
                 split = 1
@@ -178,11 +174,7 @@ def best_slide(
         if slide < 0:
             return -1
         cell = slide >> 3
-        dst = -1
-        for c in rays[slide]:
-            if owner[c]:
-                break
-            dst = c
+        dst = destination(rays[slide], owner)
         owner[dst] = me
         room = free_dirs(first, owner, dst)
         src_room = free_dirs(first, owner, cell)
@@ -198,6 +190,16 @@ def best_slide(
         if key > best:
             best, pick = key, slide
     return pick
+
+
+def destination(ray: Sequence[int], owner: Sequence[int]) -> int:
+    """Where a slide along ``ray`` stops (the ray's first cell is free)."""
+    dst = -1
+    for c in ray:
+        if owner[c]:
+            break
+        dst = c
+    return dst
 
 
 def free_dirs(first: Sequence[int], owner: Sequence[int], cell: int) -> int:
