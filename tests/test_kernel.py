@@ -218,3 +218,19 @@ sys.exit(main(["bench", "engine", "--kernel", "fast", "--seconds", "0.3"]))
     with pytest.raises(ValueError, match="playout kernel must be one of"):
         get_kernel("numpy")  # type: ignore[arg-type]
     assert issubclass(NoFastKernel, ConfigError)
+
+
+@pytest.mark.parametrize("name", ["python", pytest.param("fast", marks=needs_fast)])
+def test_bench_engine_prints_each_kernels_figures(name: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "battlesheep", "bench", "engine", "--kernel", name,
+         "--seconds", "0.5"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    figures = dict(line.split("=", 1) for line in proc.stdout.splitlines())
+    assert figures["kernel"] == name
+    for key in ("playouts_per_s", "state_playouts_per_s", "policy_playouts_per_s"):
+        assert float(figures[key]) > 0, key
+    assert float(figures["plies_per_playout"]) > 20
+    assert ("fast_over_python" in figures) == (name == "fast")
