@@ -45,6 +45,7 @@ Each line is a ``GameResult``: ``result_of`` makes it from a finished game,
 from __future__ import annotations
 
 import json
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -179,12 +180,21 @@ def _count_per_seat(record: GameRecord, kind: str) -> list[int]:
     return counts
 
 
-SEARCH_KEYS = ("iterations", "nodes", "depth", "ab_depth", "ab_nodes", "time_used")
+SEARCH_KEYS = (
+    "iterations",
+    "worker_iterations",
+    "nodes",
+    "depth",
+    "ab_depth",
+    "ab_nodes",
+    "time_used",
+)
 """The search figures a result keeps per seat (means per move)."""
 
 
 def search_figures(moves: list[dict[str, float]]) -> dict[str, float]:
-    """One seat's search figures over a game: means per move, the slowest move, the count."""
+    """One seat's search figures over a game: means per move, the slowest move and the
+    median one, the count."""
     out: dict[str, float] = {"moves": float(len(moves))}
     for key in SEARCH_KEYS:
         values = [m[key] for m in moves if key in m]
@@ -192,6 +202,7 @@ def search_figures(moves: list[dict[str, float]]) -> dict[str, float]:
             out[key] = sum(values) / len(values)
     if moves:
         out["time_used_max"] = max(m["time_used"] for m in moves)
+        out["time_used_median"] = statistics.median(m["time_used"] for m in moves)
     return out
 
 

@@ -13,6 +13,7 @@ strategy against a pair of ``uct``; both report the pair's win rate.
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -21,6 +22,7 @@ from arena.results import SEARCH_KEYS, GameResult
 from bench import print_figures, quiet_games
 from state.settings import get_setting
 from strategies.base import ConfigError
+from strategies.parallel import available_cores, worker_count
 from strategies.params import load_agent_params
 from strategies.registry import DEFAULT_STRATEGY, make_strategy, parse_params
 from tournament.entrants import Entrant, builtin_entrant, parse_entrant
@@ -33,10 +35,15 @@ FIELDS: dict[str, list[str]] = {
     "greedy": ["greedy"] * 3,
     "seedlike": ["seedlike"] * 3,
     "uct": ["uct"] * 3,
+    "flatmc": ["flatmc"] * 3,
     "mixed": ["greedy", "seedlike", "uct"],
 }
 # Game 4 only: a pair of the measured strategy against a pair of this seat spec.
-PAIR_FIELDS: dict[str, str] = {"pair-uct": "uct", "pair-seedlike": "seedlike"}
+PAIR_FIELDS: dict[str, str] = {
+    "pair-uct": "uct",
+    "pair-flatmc": "flatmc",
+    "pair-seedlike": "seedlike",
+}
 DEFAULT_FIELDS: dict[int, list[str]] = {3: ["uct"], 4: ["uct", "pair-uct"]}
 MEASURED = 0
 """The measured strategy's entrant index."""
@@ -45,7 +52,7 @@ MEASURED = 0
 def register_bench(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "strength",
-        help="points per game of a strategy against greedy, seedlike, uct and a mixed field",
+        help="points per game of a strategy against greedy, seedlike, uct, flatmc, mixed",
     )
     p.add_argument("--game", type=int, choices=[1, 2, 3, 4], default=1)
     p.add_argument("--games", type=int, default=8, help="games per field (multiples of 4)")
@@ -60,8 +67,9 @@ def register_bench(sub: Any) -> None:
         action="append",
         default=None,
         metavar="FIELD",
-        help="greedy, seedlike, uct, mixed, pair-uct (game 4), or three seat specs joined "
-        "by ',' (e.g. 'hybrid:ab_fraction=0,uct,uct'); repeatable; default: all four "
+        help="greedy, seedlike, uct, flatmc, mixed, pair-uct or pair-flatmc (game 4), or three "
+        "seat specs joined by ',' (e.g. 'hybrid:ab_fraction=0,uct,uct'); repeatable; default: "
+        "the five fields "
         "(game 3: uct; game 4: uct and pair-uct)",
     )
     p.set_defaults(func=run)
@@ -130,6 +138,10 @@ def _search(results: Sequence[GameResult], seats: Sequence[int]) -> dict[str, fl
             total = sum(n for _, n in weighted)
             out[f"{key}_per_move"] = sum(v * n for v, n in weighted) / total
     out["time_used_max"] = max(f.get("time_used_max", 0.0) for f in figures)
+    medians = [f["time_used_median"] for f in figures if "time_used_median" in f]
+    if medians:
+        # The median over games of each game's median move time.
+        out["time_used_median"] = statistics.median(medians)
     out["moves"] = moves
     return out
 
@@ -141,7 +153,17 @@ def measured_strategy(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     name = args.strategy or (agent.strategy if agent else DEFAULT_STRATEGY)
     params: dict[str, Any] = agent.params_for(name) if agent else {}
     params.update(parse_params(args.param))
-    make_strategy(name, params)  # fail early on a bad parameter
+    strategy = make_strategy(name, params)  # fail early on a bad parameter
+    strategy.close()
+    workers = worker_count(getattr(strategy.params, "workers", 0))
+    cores = available_cores()
+    if workers and args.jobs * (1 + workers) > cores:
+        raise ConfigError(
+            f"--jobs {args.jobs} with workers={workers} would search on "
+            f"{args.jobs * (1 + workers)} processes at once on {cores} cores: the games "
+            f"would take time from each other; use --jobs {max(1, cores // (1 + workers))}"
+            " or fewer workers"
+        )
     return name, params
 
 

@@ -20,10 +20,10 @@ import time
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from client.clock import TimeLimits
+from client.clock import ReplyClock, TimeLimits
 from client.errors import ServerDataError
 from client.fallback import PASS_DIRECTION, choose, fallback_move, fallback_placement
-from client.runner import Outcome, SearchRunner
+from client.runner import Outcome, SearchRunner, full_collection
 from protocol import ClientMessage, GameOver, InitialMap, MoveReply, PositionReply, Turn
 from protocol.messages import ServerMessage
 from state.game import GameState, IllegalMoveError, Move
@@ -99,6 +99,7 @@ class GameSession:
         self.setting = setting
         self.strategy = strategy
         self.limits = limits or TimeLimits()
+        self.clock = ReplyClock(self.limits)
         self.runner = runner or SearchRunner()
         self.seat: int | None = None
         self.state: GameState | None = None
@@ -172,6 +173,7 @@ class GameSession:
 
     def close(self) -> None:
         self.runner.close()
+        self.strategy.close()
 
     def summary(self) -> GameSummary:
         s = self.stats
@@ -242,7 +244,7 @@ class GameSession:
     async def _initial_map(self, message: InitialMap, received_at: float) -> PositionReply:
         state = self._start(message)
         seat = message.player_id
-        deadline = self.limits.deadline(received_at)
+        deadline = self.clock.deadline(received_at)
         cells = state.initial_positions()
         if not cells:
             # No free border cell: nothing is legal; any well-formed reply is as good.
@@ -274,7 +276,7 @@ class GameSession:
             _figures(budget),
         )
         return self._finish_reply(
-            PositionReply(id_package=message.id_package, x=x, y=y), received_at
+            PositionReply(id_package=message.id_package, x=x, y=y), received_at, deadline
         )
 
     async def _turn(self, message: Turn, received_at: float) -> MoveReply:
@@ -286,7 +288,7 @@ class GameSession:
         self.placed = True
         self._last_move = None
         self._observe(self._ingest(state, seat, message))
-        deadline = self.limits.deadline(received_at)
+        deadline = self.clock.deadline(received_at)
         legal_moves = state.legal_moves(seat)
         if not legal_moves:
             # The course server sends no board to a seat without a move; one that
@@ -331,6 +333,7 @@ class GameSession:
         return self._finish_reply(
             MoveReply(id_package=message.id_package, x=x, y=y, split=split, direction=direction),
             received_at,
+            deadline,
         )
 
     def _ingest(self, state: GameState, seat: int, message: Turn) -> IngestReport:
@@ -367,8 +370,17 @@ class GameSession:
         else:
             s.best_so_far += 1
 
-    def _finish_reply(self, reply: R, received_at: float) -> R:
-        spent = time.monotonic() - received_at
+    def _finish_reply(self, reply: R, received_at: float, deadline: float | None = None) -> R:
+        """Count the reply's time; with the ``deadline`` it was given, let the clock widen
+        the margin if it leaves late."""
+        now = time.monotonic()
+        spent = now - received_at
+        if deadline is not None and self.clock.sent(deadline, now):
+            log.info(
+                "reply %.1f ms past its deadline: the margin is now %.1f ms",
+                (now - deadline) * 1000,
+                self.clock.margin * 1000,
+            )
         s = self.stats
         s.time_used += spent
         s.max_turn_time = max(s.max_turn_time, spent)
@@ -378,6 +390,7 @@ class GameSession:
     def _game_over(self, message: GameOver) -> None:
         self.finished = True
         log.info("game over (id %s)", message.id_package)
+        full_collection()
 
 
 def _figures(budget: Budget) -> str:

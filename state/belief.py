@@ -24,7 +24,7 @@ agrees on it.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from state.game import UNKNOWN, GameState
@@ -259,3 +259,18 @@ def guess_counts(state: GameState, seat: int) -> dict[int, int]:
     on the first stacks (in the order taken) until the sheep are all accounted for."""
     hidden, base, extra = _spread(state, seat)
     return {c: base + (1 if k < extra else 0) for k, c in enumerate(hidden)}
+
+
+def world_sampler(state: GameState, belief: Belief) -> Callable[[random.Random], dict[int, int]]:
+    """Draws of every hidden count of ``state``: the belief's posterior, and the
+    reference's guess (``uniform_guess``) for stacks the belief does not know (after a
+    resync)."""
+    hidden = [c for cells in state.stacks for c in cells if state.sheep[c] == UNKNOWN]
+    guess = {c: uniform_guess(state, state.owner[c]) for c in hidden}
+
+    def draw(rng: random.Random) -> dict[int, int]:
+        out = dict(guess)
+        out.update(belief.sample(rng))
+        return out
+
+    return draw

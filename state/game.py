@@ -58,6 +58,21 @@ def _zobrist_keys(cells: int) -> tuple[list[int], list[int], list[int]]:
     return cell_keys, turn_keys, done_keys
 
 
+PickledState = tuple[
+    GameSetting,
+    Geometry,
+    list[int],
+    list[int],
+    list[list[int]],
+    int,
+    int,
+    list[bool],
+    int,
+    tuple[list[int], list[int], list[float]],
+]
+"""What a ``GameState`` pickles to (see ``GameState.__getstate__``)."""
+
+
 class GameState:
     __slots__ = (
         "_cell_keys",
@@ -355,6 +370,41 @@ class GameState:
         other._history = []
         other._score_log = []
         return other
+
+    def __getstate__(self) -> PickledState:
+        """The position without the undo history, the hash keys or the rays (rebuilt
+        from the board on unpickling): a few kilobytes, what another process needs."""
+        r = self.regions
+        return (
+            self.setting,
+            self.geometry,
+            self.owner,
+            self.sheep,
+            self.stacks,
+            self.to_move,
+            self.placed,
+            self.done,
+            self.hash,
+            (r.parent, r.size, r.score),
+        )
+
+    def __setstate__(self, data: PickledState) -> None:
+        setting, geometry, owner, sheep, stacks, to_move, placed, done, hash_, regions = data
+        self.setting = setting
+        self.geometry = geometry
+        self._rays = geometry.rays
+        self.owner = owner
+        self.sheep = sheep
+        self.stacks = stacks
+        self.to_move = to_move
+        self.placed = placed
+        self.done = done
+        self.hash = hash_
+        self.regions = Regions(geometry.neighbours)
+        self.regions.parent, self.regions.size, self.regions.score = regions
+        self._cell_keys, self._turn_keys, self._done_keys = _zobrist_keys(len(owner))
+        self._history = []
+        self._score_log = []
 
     def assign(self, other: GameState) -> None:
         """Become ``other`` in place, so that holders of this object see the new position."""

@@ -7,6 +7,7 @@ order identical. Directions are the keypad numbers of RULES.md.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 # Keypad direction -> (dx on the first index, dy on the second). Pinned by tests.
@@ -85,6 +86,11 @@ class Geometry:
             raise ValueError(f"map must be square: {size} columns but a column of another length")
         return cls(size, [v != OBSTACLE for col in board for v in col])
 
+    def __reduce__(self) -> tuple[object, tuple[int, tuple[bool, ...]]]:
+        """Pickled as its size and playable cells; unpickled boards of one process share
+        one object (``shared_geometry``), so per-board caches keyed on it keep working."""
+        return shared_geometry, (self.size, self.playable)
+
     def index_or_none(self, x: int, y: int) -> int | None:
         if 0 <= x < self.size and 0 <= y < self.size:
             return x * self.size + y
@@ -102,3 +108,9 @@ class Geometry:
 
     def ray(self, cell: int, direction: int) -> tuple[int, ...]:
         return self.rays[cell][DIRECTION_KEYS.index(direction)]
+
+
+@functools.lru_cache(maxsize=16)
+def shared_geometry(size: int, playable: tuple[bool, ...]) -> Geometry:
+    """The one ``Geometry`` of a board in this process (what unpickling returns)."""
+    return Geometry(size, playable)

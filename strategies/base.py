@@ -121,6 +121,11 @@ class Strategy(ABC):
         """
         return None  # most strategies see everything they need in the state
 
+    def close(self) -> None:
+        """Release what the strategy holds beyond memory (worker processes); the client
+        calls it when the session ends."""
+        return None
+
     @abstractmethod
     def place(self, state: GameState, budget: Budget) -> int:
         """The border cell to put all sheep on (``state.to_move`` is this seat)."""

@@ -27,15 +27,13 @@ the paranoid search proves the result.
 from __future__ import annotations
 
 import logging
-import random
 import time
-from collections.abc import Callable, Mapping
 from typing import Literal
 
 from pydantic import Field
 
-from state.belief import Belief, SplitPrior, uniform_guess
-from state.game import UNKNOWN, GameState, Move
+from state.belief import Belief, SplitPrior, world_sampler
+from state.game import GameState, Move
 from state.observe import IngestReport
 from state.settings import PLAYERS, GameSetting
 from strategies.alphabeta import AlphaBeta
@@ -44,9 +42,16 @@ from strategies.common import EvalWeights, area_split, determinize, slide_key
 from strategies.kernel import PlayoutPolicy, warm_up
 from strategies.mcts import Mcts, MctsParams
 from strategies.mcts_tree import softmax
+from strategies.opponents import OpponentModel
+from strategies.parallel import SearchPool, merged_best, root_stats, worker_count
 from strategies.placement import choose_placement
 
 log = logging.getLogger(__name__)
+
+FINISH = 0.003
+"""Seconds before the budget's deadline at which the search stops, to pick its move and
+return it before the client has to take the posted one (the client's margin covers
+the way to the server, ``client.clock``)."""
 
 
 def split_prior(kind: str, max_count: int) -> SplitPrior:
@@ -65,8 +70,15 @@ def split_prior(kind: str, max_count: int) -> SplitPrior:
 
 
 class HybridParams(StrategyParams, MctsParams):
-    time_fraction: float = Field(0.9, gt=0, le=1, description="share of the budget to search")
+    time_fraction: float = Field(
+        1.0, gt=0, le=1, description="share of the budget to search (1: up to the deadline)"
+    )
     max_iterations: int = Field(0, ge=0, description="MCTS iterations per move (0: by time)")
+    workers: int = Field(
+        0,
+        ge=-1,
+        description="search processes beside this one in our turn (-1: one per other core)",
+    )
     # minimax part
     policy: Literal["brs", "paranoid"] = Field("brs", description="multi-player alpha-beta")
     ab_fraction: float = Field(
@@ -94,6 +106,9 @@ class HybridParams(StrategyParams, MctsParams):
     worlds: int = Field(
         64, ge=0, description="exact belief draws per search, then reused (0: a new one each time)"
     )
+    opponent_splits: bool = Field(
+        False, description="learn other seats' split rules and search only those splits"
+    )
     split_prior: Literal["half", "mixed", "uniform"] = Field(
         "half", description="prior over other seats' split sizes in the belief"
     )
@@ -102,7 +117,7 @@ class HybridParams(StrategyParams, MctsParams):
     w_waste: float = Field(1.0, description="cost of a sheep stuck on a dead stack")
     w_mobility: float = Field(0.2, description="value of a free slide direction")
     # placement
-    placement_time_fraction: float = Field(0.7, ge=0, le=1, description="time for playouts")
+    placement_time_fraction: float = Field(0.9, ge=0, le=1, description="time for playouts")
     placement_candidates: int = Field(6, ge=1, description="cells checked by playouts")
 
 
@@ -119,6 +134,14 @@ class HybridStrategy(Strategy):
         self.weights = EvalWeights(p.w_potential, p.w_waste, p.w_mobility)
         self.mcts = self._new_mcts()
         self.belief: Belief | None = None
+        self.opponents: OpponentModel | None = None
+        workers = worker_count(p.workers)
+        self.pool = SearchPool(workers, fast=p.kernel != "python") if workers else None
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
 
     @property
     def reward_margin(self) -> float:
@@ -136,9 +159,14 @@ class HybridStrategy(Strategy):
         super().new_game(setting, seat)
         self.mcts = self._new_mcts()
         self.belief = None
+        self.opponents = OpponentModel(seat) if self.params.opponent_splits else None
+        if self.pool is not None:
+            self.pool.new_game(self.mcts.params, self.rng.getrandbits(32))
 
     def observe(self, state: GameState, report: IngestReport) -> None:
         if not state.setting.hidden_counts:
+            if self.opponents is not None:
+                self.opponents.update(state, report.actions)
             return
         if self.belief is None or report.resynced:
             # After a resync the split history is lost: stacks the new belief never
@@ -155,21 +183,6 @@ class HybridStrategy(Strategy):
             # state's): start again rather than search a wrong posterior.
             log.warning("belief reset: %s", exc)
             self.belief = None
-
-    def _sampler(self, state: GameState) -> Callable[[random.Random], Mapping[int, int]]:
-        """Draws of every hidden count of ``state``: the belief's posterior, and the
-        reference's guess for stacks the belief does not know."""
-        belief = self.belief
-        assert belief is not None
-        hidden = [c for cells in state.stacks for c in cells if state.sheep[c] == UNKNOWN]
-        guess = {c: uniform_guess(state, state.owner[c]) for c in hidden}
-
-        def draw(rng: random.Random) -> Mapping[int, int]:
-            out = dict(guess)
-            out.update(belief.sample(rng))
-            return out
-
-        return draw
 
     def place(self, state: GameState, budget: Budget) -> int:
         p = self.params
@@ -193,12 +206,10 @@ class HybridStrategy(Strategy):
         # Tree nodes below the root hold world-dependent hashes: no reuse.
         mcts = self._new_mcts()
         mcts.set_root(state)
-        mcts.search(state, budget, stop_at, p.max_iterations, self._sampler(state), p.worlds)
-        move = mcts.best()
-        if move is None:
-            move = budget.best_move
-        else:
-            budget.offer_move(move)
+        assert self.belief is not None  # move() searches the worlds only with a belief
+        sample = world_sampler(state, self.belief)
+        mcts.search(state, budget, stop_at, p.max_iterations, sample, p.worlds)
+        move = self._best(mcts, budget)
         budget.info.update(
             {
                 "iterations": float(mcts.iterations),
@@ -212,10 +223,9 @@ class HybridStrategy(Strategy):
     def move(self, state: GameState, budget: Budget) -> Move | None:
         """Steps 1-3 of the module docstring, or game 3's search over worlds.
 
-        The garbage collector is left as the process has it: a search runs as many
-        iterations per CPU second with it on as with it off (measured at 6000
-        iterations per move over games 1-4), and this runs in the client's worker
-        thread, where switching it would switch it for the whole process mid-game.
+        The garbage collector is the client's business (``client.runner``: no
+        automatic full collections, which would stop this thread and the event loop
+        for up to 0.2 s on a big tree); this runs in the client's worker thread.
         """
         p = self.params
         start = time.monotonic()
@@ -229,11 +239,34 @@ class HybridStrategy(Strategy):
         budget.offer_move(Move.from_search((*quick, area_split(work, quick[0], quick[2]))))
         if len(slides) == 1 and sheep[slides[0][0]] == 2:
             return budget.best_move
-        span = max(0.0, budget.remaining()) * p.time_fraction
+        span = max(0.0, budget.remaining() - FINISH) * p.time_fraction
         stop_at = start + span
         budget.info.clear()
-        if work is not state and p.hidden == "belief" and self.belief is not None:
+        worlds = work is not state and p.hidden == "belief" and self.belief is not None
+        if self.pool is None:
+            return self._search(state, work, budget, stop_at, start, worlds)
+        if worlds:
+            self.pool.start(state, stop_at, p.max_iterations, self.belief, p.worlds)
+        else:
+            self.pool.start(work, stop_at, p.max_iterations, split_rules=self._split_rules())
+        try:
+            return self._search(state, work, budget, stop_at, start, worlds)
+        finally:
+            self.pool.cancel()  # a move decided early needs the workers no more
+
+    def _search(
+        self,
+        state: GameState,
+        work: GameState,
+        budget: Budget,
+        stop_at: float,
+        start: float,
+        worlds: bool,
+    ) -> Move | None:
+        """Steps 1-3 (or game 3's search over worlds) until ``stop_at``."""
+        if worlds:
             return self._move_worlds(state, budget, stop_at, start)
+        span = stop_at - start
         solved = self._solve_endgame(work, budget, start, span)
         if solved is not None:
             return solved
@@ -241,6 +274,25 @@ class HybridStrategy(Strategy):
         if decided is not None:
             return decided
         return self._move_tree(work, budget, stop_at, start, priors, allowed)
+
+    def _split_rules(self) -> dict[int, str]:
+        """The other seats' learned split rules (``opponent_splits``), for the tree."""
+        return self.opponents.split_rules() if self.opponents is not None else {}
+
+    def _best(self, mcts: Mcts, budget: Budget) -> Move | None:
+        """The move of the search: the main tree's, or with workers the most visited over
+        every tree that reported by the deadline (posted to the budget)."""
+        reports = self.pool.collect(budget.deadline - FINISH / 3) if self.pool else []
+        if reports:
+            move = merged_best([root_stats(mcts.root), *(r.stats for r in reports)])
+            budget.info["workers"] = float(len(reports))
+            budget.info["worker_iterations"] = float(sum(r.iterations for r in reports))
+        else:
+            move = mcts.best()
+        if move is None:
+            return budget.best_move
+        budget.offer_move(move)
+        return move
 
     def _solve_endgame(
         self, work: GameState, budget: Budget, start: float, span: float
@@ -305,6 +357,7 @@ class HybridStrategy(Strategy):
         """3. MCTS for the rest of the time, from the tree kept since the last turn."""
         p = self.params
         mcts = self.mcts if p.reuse_tree else self._new_mcts()
+        mcts.split_rules = self._split_rules()
         mcts.iterations = mcts.nodes = mcts.max_depth = 0
         mcts.set_root(work)
         mcts.expand_root(work)
@@ -313,11 +366,7 @@ class HybridStrategy(Strategy):
         if allowed is not None:
             mcts.restrict_root(allowed)
         mcts.search(work, budget, stop_at, p.max_iterations)
-        move = mcts.best()
-        if move is None:
-            move = budget.best_move
-        else:
-            budget.offer_move(move)
+        move = self._best(mcts, budget)
         budget.info.update(
             {
                 "iterations": float(mcts.iterations),

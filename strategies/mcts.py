@@ -39,6 +39,7 @@ from strategies.mcts_tree import (
     find_node,
     select_edge,
 )
+from strategies.opponents import RULES
 
 # Draws one world of hidden counts: {cell: count} for other seats' stacks.
 WorldSampler = Callable[[random.Random], Mapping[int, int]]
@@ -130,6 +131,8 @@ class Mcts:
         self.policy = params.playout_policy()
         self.kernel = params.playout_kernel()
         self.root: Node | None = None
+        # Seats whose slides get one split in the tree (``strategies.opponents``).
+        self.split_rules: dict[int, str] = {}
         self.iterations = 0
         self.nodes = 0
         self.max_depth = 0
@@ -237,6 +240,7 @@ class Mcts:
         selections they were available in; ``me``'s nodes are as without."""
         p = self.params
         c_puct, fpu, by_availability = p.c_puct, p.fpu, draws is not None
+        rules = self.split_rules
         sheep = state.sheep
         node = self.root
         assert node is not None
@@ -245,7 +249,8 @@ class Mcts:
         while True:
             if node.edges is None:
                 if draws is None or node.to_move == me:
-                    expand(node, state, p.prior_temperature)
+                    rule = rules.get(node.to_move)
+                    expand(node, state, p.prior_temperature, RULES[rule] if rule else None)
                 else:
                     expand_open(node, state, draws.never, p.prior_temperature)
                 self.nodes += 1

@@ -21,6 +21,7 @@ from collections import deque
 from state.game import GameState
 from state.geometry import DIRECTION_KEYS, FREE
 from strategies.common import area_split, slide_key, split_candidates
+from strategies.opponents import SplitRule
 
 
 class Split:
@@ -92,9 +93,12 @@ def softmax(keys: list[float], temperature: float) -> list[float]:
 
 
 # ----------------------------------------------------------------------- expansion
-def expand(node: Node, state: GameState, prior_temperature: float) -> None:
+def expand(
+    node: Node, state: GameState, prior_temperature: float, split_rule: SplitRule | None = None
+) -> None:
     """Edges for every slide of the seat to move in ``state``, priors by the cheap key;
-    a node without slides is marked terminal if the game is over."""
+    a node without slides is marked terminal if the game is over. With ``split_rule``
+    (the seat's learned rule, ``strategies.opponents``) each slide has that one split."""
     slides = state.slides()
     if not slides:
         node.edges = []
@@ -112,6 +116,10 @@ def expand(node: Node, state: GameState, prior_temperature: float) -> None:
         keys.append(slide_key(state, cell, dst, area))
     for e, pr in zip(edges, softmax(keys, prior_temperature), strict=True):
         e.prior = pr
+    if split_rule is not None:
+        for e in edges:
+            e.splits = [Split(split_rule(e.count))]
+            e.cands = []  # nothing to widen to
     node.edges = edges
 
 

@@ -8,11 +8,18 @@ from typing import Any
 from strategies.base import ParameterError, Strategy
 from strategies.baselines import GreedyStrategy, RandomStrategy
 from strategies.hybrid import HybridStrategy
-from strategies.yardsticks import SeedlikeStrategy, UctStrategy
+from strategies.yardsticks import FlatMcStrategy, SeedlikeStrategy, UctStrategy
 
 STRATEGIES: dict[str, type[Strategy]] = {
     cls.name: cls
-    for cls in (RandomStrategy, GreedyStrategy, SeedlikeStrategy, UctStrategy, HybridStrategy)
+    for cls in (
+        RandomStrategy,
+        GreedyStrategy,
+        SeedlikeStrategy,
+        UctStrategy,
+        FlatMcStrategy,
+        HybridStrategy,
+    )
 }
 DEFAULT_STRATEGY = "hybrid"
 

@@ -1,5 +1,6 @@
-"""Yardsticks: ``seedlike`` (the reference agent's algorithm) and ``uct`` (what most
-competing student agents are).
+"""Yardsticks: ``seedlike`` (the reference agent's algorithm), ``uct`` (what most
+competing student agents are) and ``flatmc`` (a simple player that kept up with the
+main agent at 1 s per move).
 
 - ``seedlike``: depth-2 alpha-beta (our move, then the next player's reply), one split
   per move (half the stack), leaves scored by short runs of random play about 9
@@ -7,6 +8,11 @@ competing student agents are).
   simulations per leaf; here the count is scaled to the time per move.
 - ``uct``: plain UCT, half-stack splits, uniformly random playouts to the end of the
   game, rank-point rewards backed up max^n style.
+- ``flatmc``: flat Monte-Carlo: every slide with three split sizes (1, half, all but
+  one) is a candidate; playouts of uniformly random play to the end of the game are
+  dealt to the candidates in turn until the time is up, and the best mean reward
+  (rank points plus a little score margin, the pair's in game 4) wins. No tree: all
+  of its time goes to playouts of the first move, on the playout kernel.
 """
 
 from __future__ import annotations
@@ -19,7 +25,8 @@ from pydantic import Field
 from state.game import GameState, Move, SearchMove
 from state.playout import random_playout
 from strategies.base import Budget, Strategy, StrategyParams
-from strategies.common import determinize, rewards
+from strategies.common import determinize, rewards, score_rewards
+from strategies.kernel import PlayoutPolicy, ready_kernel, warm_up
 
 
 def _most_room_placement(state: GameState, strategy: Strategy, budget: Budget) -> int:
@@ -270,4 +277,78 @@ class UctStrategy(Strategy):
         assert mv is not None
         move = Move.from_search(mv)
         budget.offer_move(move)
+        return move
+
+
+# -------------------------------------------------------------------------- flatmc
+
+
+class FlatMcParams(StrategyParams):
+    margin: float = Field(0.05, ge=0, description="weight of the score margin in rewards")
+    time_fraction: float = Field(0.95, gt=0, le=1, description="share of the budget to use")
+    playouts: int = Field(0, ge=0, description="playouts per candidate (0: as many as fit)")
+
+
+def flat_splits(count: int) -> list[int]:
+    """The split sizes ``flatmc`` tries on a stack of ``count``: 1, half, all but one."""
+    return sorted({1, count // 2, count - 1})
+
+
+class FlatMcStrategy(Strategy):
+    """Flat Monte-Carlo over every slide with three split sizes (see the module)."""
+
+    name = "flatmc"
+    Params = FlatMcParams
+    params: FlatMcParams
+
+    def __init__(self, params: dict[str, object] | None = None) -> None:
+        super().__init__(params)
+        warm_up()  # the fast kernel compiles in the background; Python serves meanwhile
+
+    def place(self, state: GameState, budget: Budget) -> int:
+        return _most_room_placement(state, self, budget)
+
+    def move(self, state: GameState, budget: Budget) -> Move | None:
+        start = time.monotonic()
+        work = determinize(state, state.to_move)
+        me = work.to_move
+        sheep = work.sheep
+        candidates: list[SearchMove] = [
+            (c, d, t, split) for c, d, t in work.slides() for split in flat_splits(sheep[c])
+        ]
+        if not candidates:
+            return None
+        self.rng.shuffle(candidates)
+        budget.offer_move(Move.from_search(candidates[0]))
+        p = self.params
+        stop_at = start + max(0.0, budget.remaining()) * p.time_fraction
+        kernel = ready_kernel()
+        policy = PlayoutPolicy.uniform()
+        setting = work.setting
+        totals = [0.0] * len(candidates)
+        runs = [0] * len(candidates)
+        rounds = 0
+        while not (p.playouts and rounds >= p.playouts):
+            for i, (cell, _d, dst, split) in enumerate(candidates):
+                if time.monotonic() >= stop_at or budget.expired():
+                    break
+                work.slide(cell, dst, split)
+                scores = kernel.scores(work, policy, self.rng)
+                work.undo()
+                totals[i] += score_rewards(setting, scores, p.margin)[me - 1]
+                runs[i] += 1
+            else:
+                rounds += 1
+                continue
+            break
+        best = max(range(len(candidates)), key=lambda i: totals[i] / runs[i] if runs[i] else -1)
+        move = Move.from_search(candidates[best])
+        budget.offer_move(move)
+        budget.info.update(
+            {
+                "iterations": float(sum(runs)),
+                "candidates": float(len(candidates)),
+                "time_used": time.monotonic() - start,
+            }
+        )
         return move

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from arena.results import read_results
+from client.clock import DEFAULT_MARGIN
 from strategies.base import ConfigError
 from tests.arena_support import TEMPLATE
 from tournament.cli import seat_entrants
@@ -27,7 +28,7 @@ def test_seat_specs() -> None:
     command = list(entrants[1].command)
     assert command[command.index("--param") + 1] == "seed=3"
     # One play command line for match and tournament: the same margin for the same limit.
-    assert command[-4:] == ["--margin", "0.25", "--time-limit", "1"]
+    assert command[-4:] == ["--margin", repr(DEFAULT_MARGIN), "--time-limit", "1"]
     assert entrants[3].command == "other"
     # Seat teams: 101..104 by seat, unless an entrant sends a fixed one.
     assert seat_teams(entrants, (3, 0, 1, 2)) == (77, 102, 103, 104)

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from arena.results import GameResult
 from strategies.kernel import fast_available
+from strategies.parallel import available_cores
 from tournament.build import CLIENT_PACKAGES
 from tournament.entrants import play_command
 from tournament.runner import play_task
@@ -87,18 +89,18 @@ def test_built_agent_defaults_to_the_course_server(agent1: Path, tmp_path: Path)
     assert f"team {TEAM} plays game 1 as hybrid on 127.0.0.1:8887" in run.stderr, run.stderr
 
 
-def test_built_agent_plays_a_full_game(
-    agent1: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("SHIV_ROOT", str(tmp_path / "shiv"))
-    limit = 0.5
-    player: tuple[str, ...] = (base_python(), "-I", "-S", str(agent1), "--host", "{host}")
-    player += ("--port", "{port}", "--time-limit", str(limit), "--margin", "0.15")
+def play_built(
+    agent: Path, tmp_path: Path, limit: float, seed: int, options: tuple[str, ...]
+) -> tuple[GameResult, str]:
+    """A game of game 1 of the built agent (seat 1, with ``options``) against three
+    random players; its result and the agent's log."""
+    player: tuple[str, ...] = (base_python(), "-I", "-S", str(agent), "--host", "{host}")
+    player += ("--port", "{port}", "--time-limit", str(limit), *options)
     sample = play_command("random", {"seed": 5}, limit)
     task = GameTask(
         index=0,
         game=1,
-        seed=11,
+        seed=seed,
         seats=(0, 1, 2, 3),
         names=("agent1", "r2", "r3", "r4"),
         commands=(player, sample, sample, sample),
@@ -108,13 +110,35 @@ def test_built_agent_plays_a_full_game(
         log_dir=str(tmp_path / "logs"),
     )
     result = play_task(task)
-    log = next((tmp_path / "logs").glob("game1-seat1-*.log")).read_text()
+    return result, next((tmp_path / "logs").glob("game1-seat1-*.log")).read_text()
+
+
+def test_built_agent_plays_a_full_game(
+    agent1: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHIV_ROOT", str(tmp_path / "shiv"))
+    result, log = play_built(agent1, tmp_path, 0.5, 11, ("--margin", "0.15"))
     assert f"team {TEAM} plays game 1 as hybrid" in log
     for key in ("illegal", "late", "absent", "disconnects", "protocol_errors"):
         assert getattr(result, key)[0] == 0, (key, result, log[-2000:])
     cells = sum(row.count(1) for row in result.final_map)
     assert cells >= 2 and result.scores[0] > 0  # it placed and moved
     assert not result.stalled
+
+
+def test_built_agent_searches_on_every_core(
+    agent1: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """agent1.toml has ``workers=-1``: the zipapp's spawned search workers start (they
+    find the unpacked packages on the parent's path) and join its searches. The Python
+    kernel, so that the workers need not wait for a compile in a fresh SHIV_ROOT."""
+    cores = available_cores()
+    if cores < 2:
+        pytest.skip("one core: the agent searches alone")
+    monkeypatch.setenv("SHIV_ROOT", str(tmp_path / "shiv"))
+    result, log = play_built(agent1, tmp_path, 1.0, 12, ("--param", "kernel=python"))
+    assert result.illegal[0] == 0 and result.late[0] == 0, log[-2000:]
+    assert f" workers={cores - 1} " in log, log[-3000:]
 
 
 @pytest.mark.parametrize("team", ["-3", "0", "2147483648", "seven"])

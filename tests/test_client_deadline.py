@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections.abc import Iterator
 
 import pytest
 
-from client.clock import TimeLimits
-from client.runner import SearchRunner
+from client.clock import DEFAULT_MARGIN, ReplyClock, TimeLimits
+from client.runner import NO_AUTOMATIC_FULL, SearchRunner
 from client.session import GameSession
+from protocol import InitialMap, PositionReply
+from state.boardgen import random_geometry
 from state.game import GameState, Move
 from state.settings import get_setting
 from strategies.base import Budget, Strategy
 from strategies.registry import make_strategy
-from tests.referee import Referee
+from tests.referee import Referee, as_board
 from tests.test_client import LIMIT, MARGIN, assert_clean, run_game, session
 
 RELEASE = threading.Event()
@@ -181,8 +184,47 @@ async def test_a_bug_in_the_client_itself_does_not_lose_the_turn(
 
 
 def test_default_margin_is_capped_for_short_limits() -> None:
-    assert TimeLimits.for_limit(3.0).margin == 0.25
-    assert TimeLimits.for_limit(0.2).margin == pytest.approx(0.05)
+    assert TimeLimits.for_limit(3.0).margin == DEFAULT_MARGIN
+    assert TimeLimits.for_limit(0.2, wanted=0.25).margin == pytest.approx(0.05)
     assert TimeLimits.for_limit(0.2, 0.1).margin == 0.1
     with pytest.raises(ValueError, match="margin"):
         TimeLimits.for_limit(0.2, 0.3)
+
+
+def test_a_reply_that_leaves_late_widens_the_seats_margin() -> None:
+    limits = TimeLimits(3.0, 0.06)
+    clock = ReplyClock(limits)
+    assert clock.deadline(100.0) == pytest.approx(102.94)
+    assert not clock.sent(102.94, 102.93)  # in time: nothing changes
+    assert clock.sent(102.94, 102.95)  # 10 ms late: 20 ms more margin from now on
+    assert clock.margin == pytest.approx(0.08)
+    assert clock.deadline(200.0) == pytest.approx(202.92)
+    assert not clock.sent(202.92, 202.925)  # later and less late: it never narrows
+    assert clock.margin == pytest.approx(0.08)
+    assert clock.sent(202.92, 204.0)  # very late: widened up to a quarter of the limit
+    assert clock.margin == pytest.approx(0.75)
+
+
+async def test_the_session_widens_its_margin_after_a_late_reply() -> None:
+    """A board whose deadline had already passed when it was handed over (a stalled
+    machine): the reply leaves late, and the seat's later deadlines come earlier."""
+    setting = get_setting(1)
+    board = GameState(setting, random_geometry(setting, 3))
+    game = GameSession(setting, make_strategy("greedy", {"seed": 1}), TimeLimits(1.0, 0.06))
+    message = InitialMap(code=1, id_package=1, player_id=1, map=as_board(board.wire_map()))
+    reply = await game.respond(message, time.monotonic() - 2.0)
+    assert isinstance(reply, PositionReply)
+    assert game.clock.margin == pytest.approx(0.25)  # capped at a quarter of the limit
+    game.close()
+
+
+def test_clients_run_no_automatic_full_collections() -> None:
+    """Full collections would stop a search and the event loop for up to 0.2 s on a big
+    tree: a client's process runs young collections only, and a full one after a game."""
+    before = gc.get_threshold()
+    try:
+        SearchRunner().close()
+        assert gc.get_threshold()[2] >= NO_AUTOMATIC_FULL
+        assert gc.get_threshold()[:2] == before[:2]
+    finally:
+        gc.set_threshold(*before)

@@ -7,6 +7,7 @@ import random
 from collections.abc import Callable, Mapping
 
 from arena.local import play_local
+from state.belief import world_sampler
 from state.boardgen import random_geometry
 from state.game import UNKNOWN, GameState, Move
 from state.observe import IngestReport, ingest, placement_report, state_from_observation
@@ -94,7 +95,8 @@ def seat_1_sampler(
     strategy.new_game(SETTING, 1)
     for report in reports:
         strategy.observe(view, report)
-    return truth, view, strategy._sampler(view)
+    assert strategy.belief is not None
+    return truth, view, world_sampler(view, strategy.belief)
 
 
 def test_every_sampled_world_is_legal_and_own_counts_stay_true() -> None:
@@ -182,7 +184,8 @@ def test_belief_prior_and_reset_after_a_resync() -> None:
     # A resync loses the split history: the belief starts again, the search still
     # covers every hidden stack (the reference's guess for the ones it never saw made).
     strategy.observe(view, IngestReport(resynced=True, reason="test"))
-    world = strategy._sampler(view)(random.Random(1))
+    assert strategy.belief is not None
+    world = world_sampler(view, strategy.belief)(random.Random(1))
     assert all(world[c] == SETTING.sheep // 2 for c in view.stacks[2])
     assert strategy.move(view.copy(), Budget.seconds(30)) in truth.legal_moves()
 

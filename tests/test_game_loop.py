@@ -21,6 +21,7 @@ from state.observe import IngestReport
 from state.scoring import flood_scores
 from strategies.base import Budget
 from strategies.baselines import RandomStrategy
+from strategies.parallel import available_cores
 from strategies.registry import make_strategy
 from tournament.entrants import builtin_entrant
 from tournament.schedule import Schedule, arrangements
@@ -143,7 +144,10 @@ def test_in_process_schedules_refuse_programs() -> None:
 def _result(seats: list[int], points: list[float], late: int = 0) -> GameResult:
     """A recorded in-process game of a field (the measured entrant is 0)."""
     played = play_local(4, 1, players("random", "random", "random", "random"), 1.0)
-    search = [{"moves": 10.0, "iterations": 100.0, "time_used": 0.5, "time_used_max": 0.9}] * 4
+    search = [
+        {"moves": 10.0, "iterations": 100.0, "time_used": 0.5, "time_used_max": 0.9}
+        | {"time_used_median": 0.6}
+    ] * 4
     result = result_of(played.record, 0, search).with_entrants(["m", "f"] * 2, seats)
     return result.model_copy(update={"points": points, "late": [late, 0, 0, 0]})
 
@@ -158,6 +162,7 @@ def test_strength_summary_of_the_measured_seat() -> None:
     assert figures["points_per_game"] == 2.75
     assert figures["late_moves"] == 0  # the late seat was the other pair's
     assert figures["iterations_per_move"] == 100.0 and figures["moves"] == 20
+    assert figures["time_used_median"] == 0.6
 
 
 def test_bench_strength_command_plays_through_the_runner(tmp_path: Path) -> None:
@@ -184,6 +189,25 @@ def test_bench_strength_command_plays_through_the_runner(tmp_path: Path) -> None
     assert figures["random+random+random.games"] == "4"
     assert float(figures["random+random+random.points_per_game"]) > 2.75
     assert figures["random+random+random.illegal_moves"] == "0"
+
+
+def test_bench_strength_refuses_more_searches_than_cores() -> None:
+    """Worker processes of the measured agent in games played at once would take time
+    from each other's seats: more of them than cores is refused, with the fix."""
+    workers = available_cores()  # with the search thread: one more than the cores
+    proc = subprocess.run(
+        [
+            *(sys.executable, "-m", "battlesheep", "bench", "strength", "--jobs", "1"),
+            *("--param", f"workers={workers}", "--games", "4"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert f"workers={workers} would search on {workers + 1} processes" in proc.stderr
+    assert "use --jobs" in proc.stderr
 
 
 def test_bench_figures_are_plain_numbers(capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from client.cli import agent_setup, register
-from client.clock import TimeLimits
+from client.clock import DEFAULT_MARGIN, TimeLimits
 from strategies.base import ConfigError, ParameterError, Strategy
 from strategies.params import MAX_NESTING, load_agent_params
 from strategies.registry import make_strategy
@@ -92,7 +92,7 @@ def test_play_runs_an_agent_file() -> None:
         timeout=60,
         stdin=subprocess.DEVNULL,
     )
-    assert "plays game 1 as hybrid" in run.stderr and "margin 0.12 s" in run.stderr, run.stderr
+    assert "plays game 1 as hybrid" in run.stderr and "margin 0.06 s" in run.stderr, run.stderr
 
 
 def test_strategy_values_are_still_checked() -> None:
@@ -151,7 +151,7 @@ def test_space_files_get_the_same_checks(tmp_path: Path) -> None:
 @pytest.mark.parametrize("limit", [0.2, 0.5, 0.7, 1.0, 3.0])
 def test_play_tournament_and_build_derive_the_same_margin(limit: float) -> None:
     rule = TimeLimits.for_limit(limit).margin
-    assert rule == min(0.25, limit / 4)
+    assert rule == min(DEFAULT_MARGIN, limit / 4)
     _, play = play_setup("--time-limit", str(limit))
     tournament = float(option(play_command("hybrid", {}, limit), "--margin"))
     build = float(option(check_command(Path("agent"), limit), "--margin"))

@@ -21,9 +21,10 @@ from strategies.common import EvalWeights, determinize, evaluate
 from strategies.hybrid import HybridStrategy
 from strategies.mcts import MctsParams
 from strategies.registry import STRATEGIES, make_strategy
+from strategies.yardsticks import flat_splits
 from tests.boards import random_play
 
-SEARCHERS = ["seedlike", "uct", "hybrid"]
+SEARCHERS = ["seedlike", "uct", "flatmc", "hybrid"]
 WEIGHTS = EvalWeights(1.2, 1.0, 0.2)
 
 
@@ -297,6 +298,23 @@ def test_the_slide_that_traps_three_stacks_is_found(params: dict[str, float]) ->
     move = strategy.move(state, Budget.seconds(0.3))
     assert move is not None
     assert (move.cell, move.direction) == (trap.cell, trap.direction)
+
+
+@pytest.mark.parametrize("playouts", [1, 40])
+def test_flatmc_finds_the_trap_and_tries_three_splits(playouts: int) -> None:
+    """``flatmc`` deals the same number of playouts to every slide with the splits 1,
+    half and all but one, and plays the best mean: here the trap."""
+    state, trap = trap_position()
+    strategy = make_strategy("flatmc", {"seed": 2, "playouts": playouts})
+    strategy.new_game(state.setting, 1)
+    budget = Budget.seconds(30.0)
+    move = strategy.move(state, budget)
+    assert move is not None
+    assert (move.cell, move.direction) == (trap.cell, trap.direction)
+    slides = len(state.slides())
+    assert flat_splits(16) == [1, 8, 15] and flat_splits(2) == [1] and flat_splits(3) == [1, 2]
+    assert budget.info["candidates"] == 3 * slides
+    assert budget.info["iterations"] == 3 * slides * playouts
 
 
 # -------------------------------------------------------------------- pieces

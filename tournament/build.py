@@ -73,10 +73,12 @@ def baked_options(params: AgentParams, agent: int, team: int) -> list[str]:
 def entry_script(options: list[str], name: str) -> str:
     return (
         f'"""{name}: the Battle Sheep agent with its parameter set built in."""\n\n'
+        "import multiprocessing\n"
         "import sys\n\n"
         "from client.agent_entry import run\n\n"
         f"DEFAULTS = {options!r}\n\n\n"
         "def main() -> None:\n"
+        "    multiprocessing.freeze_support()  # the search workers of a frozen executable\n"
         f"    sys.exit(run(DEFAULTS, prog={name!r}))\n\n\n"
         'if __name__ == "__main__":\n'
         "    main()\n"

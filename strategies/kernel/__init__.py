@@ -211,3 +211,12 @@ def ready_kernel(preferred: KernelName | None = None) -> PlayoutKernel:
         warm_up()
         return get_kernel("python")
     return get_kernel(name)
+
+
+def wait_warm(timeout: float | None = None) -> bool:
+    """Block until the fast kernel is compiled (True), or ``timeout`` seconds pass, or
+    there is nothing to compile (no numba: True at once). Starts the compile if needed."""
+    if not fast_available():
+        return True
+    warm_up()
+    return _warm.wait(timeout)
