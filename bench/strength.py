@@ -24,7 +24,7 @@ from state.settings import get_setting
 from strategies.base import ConfigError
 from strategies.parallel import available_cores, worker_count
 from strategies.params import load_agent_params
-from strategies.registry import DEFAULT_STRATEGY, make_strategy, parse_params
+from strategies.registry import DEFAULT_STRATEGY, check_params, parse_params
 from tournament.entrants import Entrant, builtin_entrant, parse_entrant
 from tournament.run import Tournament
 from tournament.runner import LocalRunner
@@ -153,9 +153,8 @@ def measured_strategy(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     name = args.strategy or (agent.strategy if agent else DEFAULT_STRATEGY)
     params: dict[str, Any] = agent.params_for(name) if agent else {}
     params.update(parse_params(args.param))
-    strategy = make_strategy(name, params)  # fail early on a bad parameter
-    strategy.close()
-    workers = worker_count(getattr(strategy.params, "workers", 0))
+    checked = check_params(name, params)  # fail early on a bad parameter
+    workers = worker_count(getattr(checked, "workers", 0))
     cores = available_cores()
     if workers and args.jobs * (1 + workers) > cores:
         raise ConfigError(

@@ -86,13 +86,18 @@ class Strategy(ABC):
     Params: ClassVar[type[StrategyParams]] = StrategyParams
 
     def __init__(self, params: Mapping[str, Any] | None = None) -> None:
-        try:
-            self.params = self.Params(**(params or {}))
-        except ValidationError as exc:
-            raise ParameterError(f"strategy {self.name!r}: {self._problems(exc)}") from None
+        self.params = self.validated(params)
         self.rng = random.Random(self.params.seed)
         self.setting: GameSetting | None = None
         self.seat = 0
+
+    @classmethod
+    def validated(cls, params: Mapping[str, Any] | None = None) -> StrategyParams:
+        """``params`` as this strategy's Params, or ParameterError naming what is wrong."""
+        try:
+            return cls.Params(**(params or {}))
+        except ValidationError as exc:
+            raise ParameterError(f"strategy {cls.name!r}: {cls._problems(exc)}") from None
 
     @classmethod
     def _problems(cls, exc: ValidationError) -> str:

@@ -37,6 +37,7 @@ import os
 import random
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -230,6 +231,15 @@ class _Worker:
         self.busy = None
 
 
+def _release(workers: list[_Worker], closed: threading.Event) -> None:
+    """Tell every worker to end and close the pipes (no waiting)."""
+    closed.set()
+    for worker in workers:
+        if not worker.conn.closed:
+            worker.send(None)
+            worker.conn.close()
+
+
 class SearchPool:
     """The worker processes of one strategy (see the module docstring)."""
 
@@ -245,6 +255,8 @@ class SearchPool:
             target=self._start_workers, args=(workers,), name="search-workers", daemon=True
         )
         self._starter.start()
+        # A pool dropped without close() still tells its workers to end.
+        self._finalizer = weakref.finalize(self, _release, self._workers, self._closed)
         self._number = 0
         self._game: NewGame | None = None
         self._told: set[int] = set()  # workers told of the current game
@@ -340,9 +352,8 @@ class SearchPool:
     def close(self) -> None:
         self._closed.set()
         self._starter.join()
-        for worker in self._workers:
-            worker.send(None)
-            worker.conn.close()
+        self._finalizer.detach()
+        _release(self._workers, self._closed)
         for worker in self._workers:
             worker.process.join(timeout=1.0)
             if worker.process.is_alive():

@@ -6,7 +6,7 @@ YAML, when PyYAML is installed)::
 
     strategy = "hybrid"   # a name of strategies.registry.STRATEGIES
     game = 1              # optional: the setting this set was tuned for
-    margin = 0.25         # optional: seconds of the move limit kept back
+    margin = 0.06         # optional: seconds of the move limit kept back
     [params]              # the strategy's own parameters (its Params class)
     ab_fraction = 0.2
 

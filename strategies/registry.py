@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from strategies.base import ParameterError, Strategy
+from strategies.base import ParameterError, Strategy, StrategyParams
 from strategies.baselines import GreedyStrategy, RandomStrategy
 from strategies.hybrid import HybridStrategy
 from strategies.yardsticks import FlatMcStrategy, SeedlikeStrategy, UctStrategy
@@ -25,12 +25,21 @@ DEFAULT_STRATEGY = "hybrid"
 
 
 def make_strategy(name: str, params: Mapping[str, Any] | None = None) -> Strategy:
+    return strategy_class(name)(params)
+
+
+def check_params(name: str, params: Mapping[str, Any] | None = None) -> StrategyParams:
+    """The validated parameters of strategy ``name``, without making the strategy (which
+    may start worker processes); ParameterError as ``make_strategy`` raises it."""
+    return strategy_class(name).validated(params)
+
+
+def strategy_class(name: str) -> type[Strategy]:
     try:
-        cls = STRATEGIES[name]
+        return STRATEGIES[name]
     except KeyError:
         known = ", ".join(sorted(STRATEGIES))
         raise ParameterError(f"unknown strategy {name!r}; known: {known}") from None
-    return cls(params)
 
 
 def parse_params(pairs: list[str]) -> dict[str, str]:

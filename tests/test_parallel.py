@@ -3,6 +3,7 @@ and their root statistics are merged; positions travel to them pickled."""
 
 from __future__ import annotations
 
+import gc
 import logging
 import pickle
 import random
@@ -172,3 +173,13 @@ def test_close_ends_the_worker_processes() -> None:
     strategy.close()
     assert strategy.pool is None
     assert all(not p.is_alive() for p in processes)
+
+
+def test_a_pool_dropped_without_close_still_ends_its_workers() -> None:
+    pool = SearchPool(1)
+    wait_ready(pool)
+    process = pool._workers[0].process
+    del pool  # no cycles: reference counting frees it at once
+    gc.collect()
+    process.join(READY_WITHIN)
+    assert not process.is_alive()

@@ -24,7 +24,7 @@ from typing import Any
 from client.clock import TimeLimits
 from strategies.base import ConfigError, ParameterError
 from strategies.params import AgentParams, load_agent_params
-from strategies.registry import make_strategy, parse_seat
+from strategies.registry import check_params, parse_seat
 
 _FILE_SUFFIXES = (".toml", ".yaml", ".yml")
 
@@ -61,7 +61,7 @@ def builtin_entrant(
     margin: float | None = None,
 ) -> Entrant:
     try:
-        make_strategy(strategy, params)  # a bad name or value fails here, not in a player log
+        check_params(strategy, params)  # a bad name or value fails here, not in a player log
     except ParameterError as exc:
         raise ConfigError(f"entrant {name!r}: {exc}") from None
     return Entrant(
