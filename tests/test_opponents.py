@@ -25,8 +25,10 @@ def test_rules_followed() -> None:
 def test_the_split_rules_of_a_game_are_learned(game: int) -> None:
     """``uct`` always halves, ``random`` splits at random: after a game the model knows
     the first and not the second."""
-    me = HybridStrategy({"seed": 1, "opponent_splits": True, "max_iterations": 40})
-    # Fixed iterations: the same game on a loaded machine.
+    # Fixed iterations, a static placement and no timed endgame solver: nothing of the
+    # game depends on the clock, so a loaded machine plays the same game.
+    fixed = {"max_iterations": 40, "placement_time_fraction": 0.0, "endgame_fraction": 0.0}
+    me = HybridStrategy({"seed": 1, "opponent_splits": True, **fixed})
     uct = {"max_iterations": 60, "time_fraction": 1.0}
     seats = [me, make_strategy("uct", {"seed": 2, **uct}), make_strategy("random", {"seed": 3})]
     seats.append(make_strategy("uct", {"seed": 4, **uct}))
