@@ -258,8 +258,8 @@ async def test_a_player_moves_only_its_own_seat(
         await wait_for(lambda: sent.count("move") >= 2 and "not the seated one" in caplog.text)
         stop.set()
         # The forger is the test's own client, not what is tested: under a full suite's load
-        # its aiomqtt exit (which waits for the broker's goodbye without a bound) once hung
-        # past the test's timeout. Give it 10 s, then leave it.
+        # it once did not end before the test's timeout (not in aiomqtt's exit, which gives
+        # up after the client's `timeout`, 10 s here). Give it 10 s, then leave it.
         done, _ = await asyncio.wait({forger}, timeout=10)
         if not done:
             forger.cancel()
