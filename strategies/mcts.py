@@ -66,6 +66,9 @@ class MctsParams(BaseModel):
     pw_base: int = Field(2, ge=1, description="split sizes open from the start")
     pw_c: float = Field(1.0, ge=0, description="progressive widening factor")
     pw_alpha: float = Field(0.4, ge=0, le=1, description="progressive widening exponent")
+    tree_depth: int = Field(
+        0, ge=0, description="plies the tree grows below the root (0: no limit; 1: flat)"
+    )
     kernel: Literal["auto", "python", "fast"] = Field(
         "auto", description="playout kernel (auto: the fastest installed; see strategies/kernel)"
     )
@@ -241,6 +244,7 @@ class Mcts:
         p = self.params
         c_puct, fpu, by_availability = p.c_puct, p.fpu, draws is not None
         rules = self.split_rules
+        depth_cap = p.tree_depth
         sheep = state.sheep
         node = self.root
         assert node is not None
@@ -266,6 +270,8 @@ class Mcts:
                 applied += 1
                 child = node.pass_child
                 if child is None:
+                    if depth_cap and len(trail) >= depth_cap:
+                        return trail, applied, False  # at the cap: played out from here
                     child = node.pass_child = Node(state.to_move, state.hash)
                     trail.append((None, child, mover))
                     return trail, applied, False
@@ -283,6 +289,8 @@ class Mcts:
             applied += 1
             trail.append((e, s, mover))
             if s.child is None:
+                if depth_cap and len(trail) >= depth_cap:
+                    return trail, applied, False  # at the cap: played out from here
                 s.child = Node(state.to_move, state.hash)
                 return trail, applied, False
             node = s.child

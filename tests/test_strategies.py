@@ -19,7 +19,8 @@ from strategies.alphabeta import INF, AlphaBeta
 from strategies.base import Budget, ParameterError
 from strategies.common import EvalWeights, determinize, evaluate
 from strategies.hybrid import HybridStrategy
-from strategies.mcts import MctsParams
+from strategies.mcts import Mcts, MctsParams
+from strategies.mcts_tree import Node
 from strategies.registry import STRATEGIES, make_strategy
 from strategies.yardsticks import flat_splits
 from tests.boards import random_play
@@ -384,6 +385,36 @@ def test_tree_is_reused_between_turns() -> None:
     strategy.move(state, Budget.seconds(5))
     assert strategy.mcts.reused == expected
     assert strategy.mcts.root is node and node.n >= 2000 + expected
+
+
+def tree_plies(node: Node | None) -> int:
+    """How many plies the tree below ``node`` holds (a pass counts as one)."""
+    if node is None:
+        return 0
+    children = [s.child for e in node.edges or () for s in e.splits] + [node.pass_child]
+    return 1 + max(tree_plies(c) for c in children) if any(children) else 0
+
+
+@pytest.mark.parametrize("cap", [1, 2, 3])
+def test_the_tree_grows_no_deeper_than_tree_depth(cap: int) -> None:
+    # Late positions too, where the game ends or a seat passes inside the cap.
+    for state in positions(1, 6, seed=9):
+        if not state.slides():
+            continue
+        before = state.canonical()
+        mcts = Mcts(MctsParams(tree_depth=cap, kernel="python"), random.Random(cap))
+        mcts.set_root(state)
+        mcts.search(state, Budget.seconds(30), time.monotonic() + 30, max_iterations=300)
+        assert state.canonical() == before
+        assert mcts.root is not None and mcts.root.n == 300
+        assert tree_plies(mcts.root) <= cap
+        assert mcts.best() is not None
+    # Without a cap the same search grows deeper than one ply.
+    state = next(s for s in positions(1, 6, seed=9) if len(s.slides()) >= 4)
+    mcts = Mcts(MctsParams(kernel="python"), random.Random(1))
+    mcts.set_root(state)
+    mcts.search(state, Budget.seconds(30), time.monotonic() + 30, max_iterations=300)
+    assert tree_plies(mcts.root) > 1
 
 
 @pytest.mark.parametrize("playout", ["heuristic", "heuristic-random", "random"])
