@@ -66,6 +66,9 @@ class MctsParams(BaseModel):
     pw_base: int = Field(2, ge=1, description="split sizes open from the start")
     pw_c: float = Field(1.0, ge=0, description="progressive widening factor")
     pw_alpha: float = Field(0.4, ge=0, le=1, description="progressive widening exponent")
+    playout_splits: bool = Field(
+        False, description="the seats' learned split rules (opponent_splits) in playouts too"
+    )
     tree_depth: int = Field(
         0, ge=0, description="plies the tree grows below the root (0: no limit; 1: flat)"
     )
@@ -195,6 +198,9 @@ class Mcts:
         rng = self.rng
         assert self.root is not None
         self.kernel = self.params.playout_kernel()
+        self.policy = self.params.playout_policy()
+        if self.params.playout_splits and self.split_rules:
+            self.policy = self.policy.with_rules(self.split_rules)
         draws = WorldDraws(state, sample, rng, worlds) if sample is not None else None
         me = state.to_move
         monotonic = time.monotonic

@@ -30,6 +30,7 @@ from strategies.base import ConfigError
 from strategies.common import area_split
 from strategies.kernel import (
     PASS,
+    SPLIT_RULES,
     KernelName,
     NoFastKernel,
     PlayoutPolicy,
@@ -37,6 +38,7 @@ from strategies.kernel import (
     fast_available,
     get_kernel,
 )
+from strategies.opponents import RULES
 from tests.boards import random_play
 
 needs_fast = pytest.mark.skipif(
@@ -49,6 +51,10 @@ POLICIES = st.sampled_from(
         PlayoutPolicy(0.3, 3, False),
         PlayoutPolicy(0.3, 3, True),
         PlayoutPolicy(0.0, 2, True),
+        # Seats split by learned rules (strategies.opponents), the others as the policy.
+        PlayoutPolicy(0.3, 3, False).with_rules({2: "half", 3: "one"}),
+        PlayoutPolicy.uniform().with_rules({1: "all-but-one", 4: "half"}),
+        PlayoutPolicy(0.3, 3, True).with_rules({1: "one", 2: "half", 3: "all-but-one"}),
     ]
 )
 
@@ -95,7 +101,10 @@ def replay(state: GameState, trace: Trace, policy: PlayoutPolicy) -> None:
         direction = next((d for (c, d), t in slides.items() if c == cell and t == dst), None)
         assert direction is not None, f"slide {cell}->{dst} is not legal for {state.to_move}"
         assert 1 <= split < count
-        if policy.area_split and count > 2:
+        rule = SPLIT_RULES[policy.seat_splits[state.to_move]]
+        if rule != "policy" and count > 2:
+            assert split == RULES[rule](count), f"seat {state.to_move} did not split by {rule}"
+        elif policy.area_split and count > 2:
             assert split == area_split(state, cell, dst)
         state.apply(Move(cell, split, direction))
     assert state.is_terminal(), "the kernel stopped before the end"
@@ -130,6 +139,17 @@ def test_fast_kernel_plays_the_python_kernels_game(
     assert got.owner == expected.owner and got.sheep == expected.sheep
     assert got.scores == pytest.approx(expected.scores, abs=1e-9)
     replay(state, got, policy)
+
+
+def test_seat_split_rules_are_named_and_checked() -> None:
+    policy = PlayoutPolicy(0.3, 3, True).with_rules({2: "half", 4: "all-but-one"})
+    assert policy.seat_splits == (0, 0, 1, 0, 3)
+    assert (policy.epsilon, policy.samples, policy.area_split) == (0.3, 3, True)
+    assert set(SPLIT_RULES[1:]) == set(RULES), "the kernels' rules are the opponent model's"
+    with pytest.raises(ValueError, match="seat_splits"):
+        PlayoutPolicy(seat_splits=(0, 0, 4, 0, 0))
+    with pytest.raises(ValueError, match="'thirds' for seat 2"):
+        policy.with_rules({2: "thirds"})
 
 
 def test_kernel_starts_from_the_state_as_it_is() -> None:

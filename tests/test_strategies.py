@@ -417,6 +417,19 @@ def test_the_tree_grows_no_deeper_than_tree_depth(cap: int) -> None:
     assert tree_plies(mcts.root) > 1
 
 
+@pytest.mark.parametrize("on", [True, False])
+def test_learned_split_rules_reach_the_playouts_with_playout_splits(on: bool) -> None:
+    """The seats' rules (``Mcts.split_rules``) go into the playout policy with
+    ``playout_splits`` (the kernel tests check that playouts obey it), else not."""
+    state = next(s for s in positions(1, 6, seed=9) if len(s.slides()) >= 4)
+    mcts = Mcts(MctsParams(playout_splits=on, kernel="python"), random.Random(2))
+    mcts.split_rules = {2: "half", 4: "one"}
+    mcts.set_root(state)
+    mcts.search(state, Budget.seconds(30), time.monotonic() + 30, max_iterations=50)
+    assert mcts.policy.seat_splits == ((0, 0, 1, 0, 2) if on else (0, 0, 0, 0, 0))
+    assert mcts.root is not None and mcts.root.n == 50
+
+
 @pytest.mark.parametrize("playout", ["heuristic", "heuristic-random", "random"])
 def test_every_playout_policy_scores_a_finished_game_and_leaves_the_state(playout: str) -> None:
     rng = random.Random(4)

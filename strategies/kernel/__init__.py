@@ -20,7 +20,9 @@ The policy (``PlayoutPolicy``): with probability ``epsilon`` a uniformly random
 slide, else the best of ``samples`` uniformly drawn slides by a cheap key (room at
 the destination, own cells next to it, no stack stranded); the split uniformly
 random, or the area guess (``strategies.common.area_split``). ``epsilon=1`` is
-uniformly random play.
+uniformly random play. A seat can be given a fixed split rule instead
+(``seat_splits``: in half, one sheep, all but one), the rule the opponent model has
+seen it follow (``strategies.opponents``).
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ import logging
 import os
 import random
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
 from state.game import GameState
@@ -53,18 +55,46 @@ NEIGHBOUR_BONUS = 0.7
 STRANDED_COST = 3.0
 
 
+SPLIT_RULES: tuple[str, ...] = ("policy", "half", "one", "all-but-one")
+"""A seat's split in a playout (``PlayoutPolicy.seat_splits`` holds the index): the
+policy's own, or one of the rules of ``strategies.opponents.RULES``."""
+NO_SEAT_SPLITS = (0, 0, 0, 0, 0)
+
+
 @dataclass(frozen=True, slots=True)
 class PlayoutPolicy:
-    """How a playout picks its slides and splits (see the module docstring)."""
+    """How a playout picks its slides and splits (see the module docstring).
+
+    ``seat_splits[seat]`` (index 0 unused) is an index of ``SPLIT_RULES``: 0 splits as
+    the policy does, 1 in half (``count // 2``), 2 one sheep, 3 all but one."""
 
     epsilon: float = 1.0
     samples: int = 1
     area_split: bool = False
+    seat_splits: tuple[int, int, int, int, int] = NO_SEAT_SPLITS
+
+    def __post_init__(self) -> None:
+        if len(self.seat_splits) != 5 or not all(
+            0 <= r < len(SPLIT_RULES) for r in self.seat_splits
+        ):
+            raise ValueError(
+                f"seat_splits must be 5 indices of {SPLIT_RULES}, not {self.seat_splits!r}"
+            )
 
     @classmethod
     def uniform(cls) -> PlayoutPolicy:
         """Uniformly random slides and splits."""
         return cls(1.0, 1, False)
+
+    def with_rules(self, rules: Mapping[int, str]) -> PlayoutPolicy:
+        """This policy with ``rules`` ({seat: a name of ``SPLIT_RULES``}) as the
+        seats' splits; the other seats split as the policy does."""
+        codes = [0] * 5
+        for seat, name in rules.items():
+            if name not in SPLIT_RULES or not 1 <= seat <= 4:
+                raise ValueError(f"no split rule {name!r} for seat {seat} (rules: {SPLIT_RULES})")
+            codes[seat] = SPLIT_RULES.index(name)
+        return replace(self, seat_splits=(codes[0], codes[1], codes[2], codes[3], codes[4]))
 
 
 @dataclass(frozen=True, slots=True)

@@ -196,6 +196,16 @@ def _area_split(first: Any, owner: Any, count: int, cell: int, dst: int) -> int:
 
 
 @jit
+def _rule_split(rule: int, count: int) -> int:
+    """``pure.rule_split``."""
+    if rule == 1:
+        return count // 2
+    if rule == 2:
+        return 1
+    return count - 1
+
+
+@jit
 def _play(
     owner: Any,
     sheep: Any,
@@ -209,6 +219,7 @@ def _play(
     epsilon: float,
     samples: int,
     area: bool,
+    seat_splits: Any,
     seed: int,
     stream: Any,
     turns: Any,
@@ -255,8 +266,11 @@ def _play(
             cell = slide >> 3
             dst = _destination(owner, ray_off, ray_cells, slide)
             count = sheep[cell]
+            rule = seat_splits[p]
             if count == 2:
                 split = 1
+            elif rule != 0:
+                split = _rule_split(rule, count)
             elif area:
                 split = _area_split(first, owner, count, cell, dst)
             else:
@@ -327,6 +341,7 @@ def _scores(
     epsilon: float,
     samples: int,
     area: bool,
+    seat_splits: Any,
     seed: int,
     stream: Any,
     turns: Any,
@@ -339,7 +354,7 @@ def _scores(
     sheep = sheep_in.copy()
     played = _play(
         owner, sheep, to_move, done_in, first, ray_off, ray_cells, nb_off, nb_cells,
-        epsilon, samples, area, seed, stream, turns,
+        epsilon, samples, area, seat_splits, seed, stream, turns,
     )  # fmt: skip
     owner_in[:] = owner[:-1]
     sheep_in[:] = sheep
@@ -369,6 +384,13 @@ def tables_of(geometry: Geometry) -> Tables:
     )
 
 
+@functools.lru_cache(maxsize=64)
+def seat_array(seat_splits: tuple[int, ...]) -> Any:
+    """``PlayoutPolicy.seat_splits`` as the compiled code takes it (made once, not per
+    playout)."""
+    return np.array(seat_splits, np.int64)
+
+
 _NO_STREAM = np.empty(0, np.float64) if AVAILABLE else None
 _NO_TURNS = np.empty((0, 3), np.int64) if AVAILABLE else None
 
@@ -387,6 +409,7 @@ class FastKernel:
             policy.epsilon,
             policy.samples,
             policy.area_split,
+            seat_array(policy.seat_splits),
             rng.getrandbits(63),
             _NO_STREAM,
             _NO_TURNS,
@@ -402,7 +425,7 @@ class FastKernel:
         out, played = _scores(
             owner, sheep, state.to_move, np.array(state.done, np.bool_),
             *tables_of(state.geometry), policy.epsilon, policy.samples, policy.area_split,
-            0, np.array(stream, np.float64), turns,
+            seat_array(policy.seat_splits), 0, np.array(stream, np.float64), turns,
         )  # fmt: skip
         return Trace(
             [(int(a), int(b), int(c)) for a, b, c in turns[:played]],
@@ -423,5 +446,9 @@ def compile_kernel() -> None:
     state = GameState(setting, random_geometry(setting, 1))
     random_placement(state, rng)
     kernel = FastKernel()
-    for policy in (PlayoutPolicy.uniform(), PlayoutPolicy(0.3, 3, True)):
+    for policy in (
+        PlayoutPolicy.uniform(),
+        PlayoutPolicy(0.3, 3, True),
+        PlayoutPolicy(0.3, 3, False).with_rules({2: "half"}),
+    ):
         kernel.scores(state, policy, rng)

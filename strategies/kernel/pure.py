@@ -71,6 +71,7 @@ def play(
     rays = board.rays
     done = list(done_in)
     epsilon, samples, area = policy.epsilon, policy.samples, policy.area_split
+    seat_splits = policy.seat_splits
     uniform = epsilon >= 1.0
     p = to_move
     idle = 0
@@ -96,8 +97,11 @@ def play(
             cell = slide >> 3
             dst = destination(rays[slide], owner)
             count = sheep[cell]
+            rule = seat_splits[p]
             if count == 2:
                 split = 1
+            elif rule:
+                split = rule_split(rule, count)
             elif area:
                 split = area_split(first, owner, count, cell, dst)
             else:
@@ -209,6 +213,16 @@ def free_dirs(first: Sequence[int], owner: Sequence[int], cell: int) -> int:
         if not owner[first[base + k]]:
             n += 1
     return n
+
+
+def rule_split(rule: int, count: int) -> int:
+    """The split of a stack of ``count`` > 2 sheep by rule ``rule`` (an index of
+    ``SPLIT_RULES`` above 0: half, one, all but one)."""
+    if rule == 1:
+        return count // 2
+    if rule == 2:
+        return 1
+    return count - 1
 
 
 def area_split(first: Sequence[int], owner: list[int], count: int, cell: int, dst: int) -> int:
