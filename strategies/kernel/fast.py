@@ -446,9 +446,5 @@ def compile_kernel() -> None:
     state = GameState(setting, random_geometry(setting, 1))
     random_placement(state, rng)
     kernel = FastKernel()
-    for policy in (
-        PlayoutPolicy.uniform(),
-        PlayoutPolicy(0.3, 3, True),
-        PlayoutPolicy(0.3, 3, False).with_rules({2: "half"}),
-    ):
+    for policy in (PlayoutPolicy.uniform(), PlayoutPolicy(0.3, 3, True)):
         kernel.scores(state, policy, rng)
