@@ -6,7 +6,9 @@ seats. Each seat's view is replayed observation by observation through
 ``ingest`` and the belief, and the error of the estimate of every other seat's
 stacks is compared with the published reference's guess (a seat's total over
 its number of stacks). The split-size prior is learned from separate
-training games (the first half of the replays, or games of other seeds).
+training games (the first half of the replays, or games of other seeds); the
+main strategy's named priors (``split_prior``: half, three, mixed and the
+per-seat adaptive mixture) are measured on the same views.
 """
 
 from __future__ import annotations
@@ -22,13 +24,17 @@ from typing import Any
 from arena.local import play_local
 from arena.replay import initial_state, read_replay
 from bench import print_figures, quiet_games
-from state.belief import Belief, SplitPrior, guess_counts
+from state.belief import Belief, SplitMixture, SplitPrior, guess_counts
 from state.game import GameState, Move
 from state.geometry import Geometry
 from state.observe import Action, ingest, state_from_observation
 from state.settings import PLAYERS, get_setting
 from strategies.base import ConfigError
+from strategies.hybrid import split_prior
 from strategies.registry import make_strategy, parse_seat
+
+NAMED_PRIORS = ("half", "three", "mixed", "adaptive")
+"""The main strategy's ``split_prior`` kinds measured beside the learned one."""
 
 
 @dataclass
@@ -95,7 +101,7 @@ def observed_splits(record: Plays) -> list[tuple[int, int]]:
 
 
 def errors_of_view(
-    record: Plays, viewer: int, prior: SplitPrior, samples: int
+    record: Plays, viewer: int, prior: SplitPrior | SplitMixture, samples: int
 ) -> list[tuple[float, float, int]]:
     """Per observation of ``viewer``: summed |median - truth|, |uniform guess - truth|, stacks."""
     setting = get_setting(3)
@@ -144,12 +150,17 @@ def bench_belief(
         training = [play_record(10_000 + i, seats, move_time) for i in range(max(4, games // 2))]
         tests = [play_record(i, seats, move_time) for i in range(games)]
     learned = SplitPrior.fit([p for r in training for p in observed_splits(r)], 16)
-    uniform = SplitPrior.uniform(16)
-    totals = {"learned": [0.0, 0.0, 0], "uniform": [0.0, 0.0, 0]}
+    priors: dict[str, SplitPrior | SplitMixture] = {
+        "learned": learned,
+        "uniform": SplitPrior.uniform(16),
+    }
+    priors.update((kind, split_prior(kind, 16)) for kind in NAMED_PRIORS)
+    # Per prior: summed belief error, summed reference-guess error, stacks.
+    totals = {key: [0.0, 0.0, 0] for key in priors}
     observations = 0
     for record in tests:
         for viewer in PLAYERS:
-            for key, prior in (("learned", learned), ("uniform", uniform)):
+            for key, prior in priors.items():
                 rows = errors_of_view(record, viewer, prior, samples)
                 for err_b, err_u, n in rows:
                     totals[key][0] += err_b
@@ -160,17 +171,19 @@ def bench_belief(
     stacks = max(1.0, float(totals["learned"][2]))
     mae_uniform_guess = totals["learned"][1] / stacks
     mae_learned = totals["learned"][0] / stacks
-    mae_uniform_prior = totals["uniform"][0] / stacks
-    return {
+    figures = {
         "games": float(len(tests)),
         "training_games": float(len(training)),
         "observations": float(observations),
         "stack_estimates": stacks,
         "mae_reference_guess": mae_uniform_guess,
-        "mae_belief_uniform_prior": mae_uniform_prior,
+        "mae_belief_uniform_prior": totals["uniform"][0] / stacks,
         "mae_belief_learned_prior": mae_learned,
         "ratio_learned_to_reference": mae_learned / max(mae_uniform_guess, 1e-9),
     }
+    for kind in NAMED_PRIORS:
+        figures[f"mae_belief_{kind}"] = totals[kind][0] / stacks
+    return figures
 
 
 def register_bench(sub: Any) -> None:

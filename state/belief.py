@@ -19,6 +19,13 @@ posterior over each seat's split tree is computed exactly by one pass of
 dynamic programming up the tree (``f`` below), and exact joint samples are
 drawn by walking down it. Where the constraints decide a count, every sample
 agrees on it.
+
+Seats differ in how they split (in half, one sheep off, anything), so the prior
+may be a ``SplitMixture``: several split models with prior weights. The same pass
+gives each model's likelihood of everything the seat was seen to do (the root's
+``f``), so each seat's models are weighed by Bayes' rule on its own evidence, and
+a draw first picks a model by that posterior, then the counts under it. With
+little evidence the draws follow the prior weights.
 """
 
 from __future__ import annotations
@@ -69,23 +76,45 @@ class SplitPrior:
         return cls(table)
 
 
+@dataclass(frozen=True)
+class SplitMixture:
+    """Split models a seat may follow: (name, prior weight, model) each."""
+
+    components: tuple[tuple[str, float, SplitPrior], ...]
+
+    def __post_init__(self) -> None:
+        if not self.components:
+            raise ValueError("a split mixture needs at least one model")
+        if any(w <= 0 for _, w, _ in self.components):
+            raise ValueError("the prior weights of a split mixture must be positive")
+
+
+def as_mixture(prior: SplitPrior | SplitMixture) -> SplitMixture:
+    """A single prior as the mixture of that one model."""
+    if isinstance(prior, SplitMixture):
+        return prior
+    return SplitMixture((("prior", 1.0, prior),))
+
+
 @dataclass
 class _Node:
     cell: int
     # In time order: a child node index (a split that made that stack) or -1
     # (the evidence that this stack then held exactly one sheep).
     events: list[int] = field(default_factory=list)
-    # f[j][r]: probability of all evidence from event j on (this stack's later
-    # events and the subtrees they create) given r sheep before event j.
-    f: list[list[float]] = field(default_factory=list)
+    # f[k][j][r]: under split model k, the probability of all evidence from event
+    # j on (this stack's later events and the subtrees they create) given r sheep
+    # before event j.
+    f: list[list[list[float]]] = field(default_factory=list)
 
 
 class SeatBelief:
     """The split tree of one other seat and the posterior over its counts."""
 
-    def __init__(self, total: int, prior: SplitPrior, timeout_odds: float) -> None:
+    def __init__(self, total: int, prior: SplitPrior | SplitMixture, timeout_odds: float) -> None:
         self.total = total
-        self.prior = prior
+        self.mixture = as_mixture(prior)
+        self.tables = [model.table for _, _, model in self.mixture.components]
         self.timeout_odds = timeout_odds
         self.nodes: list[_Node] = []
         self.node_of: dict[int, int] = {}
@@ -124,43 +153,66 @@ class SeatBelief:
         self._solved = False
 
     def _solve(self) -> None:
-        total, table, odds = self.total, self.prior.table, self.timeout_odds
-        # Children are created after their parents: solve leaves first.
-        for node in reversed(self.nodes):
-            nxt = [1.0 if r >= 1 else 0.0 for r in range(total + 1)]
-            f = [nxt]
-            for event in reversed(node.events):
-                if event < 0:
-                    cur = [v * (1.0 if r == 1 else odds) for r, v in enumerate(nxt)]
-                else:
-                    child_e = self.nodes[event].f[0]
-                    cur = [0.0] * (total + 1)
-                    for r in range(2, total + 1):
-                        row = table[r]
-                        cur[r] = sum(row[m] * child_e[m] * nxt[r - m] for m in range(1, r))
-                f.append(cur)
-                nxt = cur
-            f.reverse()
-            node.f = f
+        total, odds = self.total, self.timeout_odds
+        for node in self.nodes:
+            node.f = []
+        for table in self.tables:
+            # Children are created after their parents: solve leaves first.
+            for node in reversed(self.nodes):
+                nxt = [1.0 if r >= 1 else 0.0 for r in range(total + 1)]
+                f = [nxt]
+                k = len(node.f)
+                for event in reversed(node.events):
+                    if event < 0:
+                        cur = [v * (1.0 if r == 1 else odds) for r, v in enumerate(nxt)]
+                    else:
+                        child_e = self.nodes[event].f[k][0]
+                        cur = [0.0] * (total + 1)
+                        for r in range(2, total + 1):
+                            row = table[r]
+                            cur[r] = sum(row[m] * child_e[m] * nxt[r - m] for m in range(1, r))
+                    f.append(cur)
+                    nxt = cur
+                f.reverse()
+                node.f.append(f)
         self._solved = True
 
-    def sample(self, rng: random.Random) -> dict[int, int]:
-        """One joint draw of every stack's count from the exact posterior."""
+    def model_weights(self) -> dict[str, float]:
+        """The posterior weight of each split model given this seat's evidence (the
+        prior weights where the evidence rules out every model)."""
         if not self._solved:
             self._solve()
+        comps = self.mixture.components
+        prior = [w for _, w, _ in comps]
+        if self.nodes:
+            root = self.nodes[0]
+            post = [w * root.f[k][0][self.total] for k, w in enumerate(prior)]
+        else:
+            post = prior
+        total = sum(post)
+        if total <= 0.0:
+            post, total = prior, sum(prior)
+        return {name: v / total for (name, _, _), v in zip(comps, post, strict=True)}
+
+    def sample(self, rng: random.Random) -> dict[int, int]:
+        """One joint draw of every stack's count from the exact posterior: a split
+        model by its posterior weight, then the counts under it."""
         if not self.nodes:
             return {}
+        weights = list(self.model_weights().values())
+        k = rng.choices(range(len(weights)), weights)[0] if len(weights) > 1 else 0
+        table = self.tables[k]
         counts: dict[int, int] = {}
         start = [0] * len(self.nodes)
         start[0] = self.total
-        table = self.prior.table
         for index, node in enumerate(self.nodes):
             r = start[index]
+            f = node.f[k]
             for j, event in enumerate(node.events):
                 if event < 0:
                     continue
-                child_e = self.nodes[event].f[0]
-                after = node.f[j + 1]
+                child_e = self.nodes[event].f[k][0]
+                after = f[j + 1]
                 weights = [table[r][m] * child_e[m] * after[r - m] for m in range(1, r)]
                 # Where the evidence contradicts the model, keep a legal count.
                 possible = sum(weights) > 0.0
@@ -186,7 +238,7 @@ class Belief:
         self,
         setting: GameSetting,
         viewer: int,
-        prior: SplitPrior | None = None,
+        prior: SplitPrior | SplitMixture | None = None,
         timeout_odds: float = 0.05,
     ) -> None:
         self.setting = setting

@@ -32,7 +32,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from state.belief import Belief, SplitPrior, world_sampler
+from state.belief import Belief, SplitMixture, SplitPrior, world_sampler
 from state.game import GameState, Move
 from state.observe import IngestReport
 from state.settings import PLAYERS, GameSetting
@@ -54,18 +54,36 @@ return it before the client has to take the posted one (the client's margin cove
 the way to the server, ``client.clock``)."""
 
 
-def split_prior(kind: str, max_count: int) -> SplitPrior:
+ADAPTIVE_SPLITS = (("half", 0.5), ("three", 0.25), ("uniform", 0.25))
+"""The split models of ``split_prior="adaptive"`` with their prior weights."""
+
+
+def split_prior(kind: str, max_count: int) -> SplitPrior | SplitMixture:
     """The prior over other seats' split sizes (game 3).
 
     ``half``: fitted to players that split in half (the course's reference agent and
     samples, ``uct``, ``seedlike``, ``greedy``); ``mixed``: as many half splits as
-    uniformly random ones (random players, playouts); ``uniform``: no knowledge.
+    uniformly random ones (random players, playouts); ``three``: 1, half or all but
+    one alike (as ``flatmc`` chooses); ``uniform``: no knowledge; ``adaptive``: each
+    seat weighs the models of ``ADAPTIVE_SPLITS`` by what it was seen to do
+    (``state.belief.SplitMixture``).
     """
+    if kind == "adaptive":
+        models = tuple((name, w, _split_model(name, max_count)) for name, w in ADAPTIVE_SPLITS)
+        return SplitMixture(models)
+    return _split_model(kind, max_count)
+
+
+def _split_model(kind: str, max_count: int) -> SplitPrior:
     if kind == "uniform":
         return SplitPrior.uniform(max_count)
-    pairs = [(n, n // 2) for n in range(2, max_count + 1) for _ in range(3 * (n - 1))]
+    sizes = range(2, max_count + 1)
+    if kind == "three":
+        pairs = [(n, m) for n in sizes for m in {1, n // 2, n - 1} for _ in range(n - 1)]
+        return SplitPrior.fit(pairs, max_count)
+    pairs = [(n, n // 2) for n in sizes for _ in range(3 * (n - 1))]
     if kind == "mixed":
-        pairs += [(n, m) for n in range(2, max_count + 1) for m in range(1, n) for _ in range(3)]
+        pairs += [(n, m) for n in sizes for m in range(1, n) for _ in range(3)]
     return SplitPrior.fit(pairs, max_count)
 
 
@@ -109,7 +127,7 @@ class HybridParams(StrategyParams, MctsParams):
     opponent_splits: bool = Field(
         False, description="learn other seats' split rules and search only those splits"
     )
-    split_prior: Literal["half", "mixed", "uniform"] = Field(
+    split_prior: Literal["half", "mixed", "uniform", "three", "adaptive"] = Field(
         "half", description="prior over other seats' split sizes in the belief"
     )
     # evaluation

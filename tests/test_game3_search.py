@@ -7,7 +7,7 @@ import random
 from collections.abc import Callable, Mapping
 
 from arena.local import play_local
-from state.belief import world_sampler
+from state.belief import SplitPrior, world_sampler
 from state.boardgen import random_geometry
 from state.game import UNKNOWN, GameState, Move
 from state.observe import IngestReport, ingest, placement_report, state_from_observation
@@ -172,8 +172,9 @@ def test_a_slide_that_exists_in_no_world_is_never_searched() -> None:
 
 
 def test_belief_prior_and_reset_after_a_resync() -> None:
-    half = split_prior("half", 16)
-    assert half.table[16][8] > 3 * split_prior("uniform", 16).table[16][8]
+    half, uniform = split_prior("half", 16), split_prior("uniform", 16)
+    assert isinstance(half, SplitPrior) and isinstance(uniform, SplitPrior)
+    assert half.table[16][8] > 3 * uniform.table[16][8]
     seed = 4
     truth = opening(seed, 5)
     view, reports = viewer_state(after_placement(seed), truth)
@@ -187,6 +188,21 @@ def test_belief_prior_and_reset_after_a_resync() -> None:
     assert strategy.belief is not None
     world = world_sampler(view, strategy.belief)(random.Random(1))
     assert all(world[c] == SETTING.sheep // 2 for c in view.stacks[2])
+    assert strategy.move(view.copy(), Budget.seconds(30)) in truth.legal_moves()
+
+
+def test_the_adaptive_split_prior_weighs_models_per_seat_and_searches() -> None:
+    truth = opening(4, 5)
+    view, reports = viewer_state(after_placement(4), truth)
+    strategy = HybridStrategy({"seed": 1, "max_iterations": 50, "split_prior": "adaptive"})
+    strategy.new_game(SETTING, 1)
+    for report in reports:
+        strategy.observe(view, report)
+    assert strategy.belief is not None
+    for seat in strategy.belief.seats.values():
+        weights = seat.model_weights()
+        assert set(weights) == {"half", "three", "uniform"}
+        assert abs(sum(weights.values()) - 1.0) < 1e-9
     assert strategy.move(view.copy(), Budget.seconds(30)) in truth.legal_moves()
 
 
