@@ -128,7 +128,7 @@ class HybridParams(StrategyParams, MctsParams):
         False, description="learn other seats' split rules and search only those splits"
     )
     split_prior: Literal["half", "mixed", "uniform", "three", "adaptive"] = Field(
-        "half", description="prior over other seats' split sizes in the belief"
+        "adaptive", description="prior over other seats' split sizes in the belief"
     )
     # evaluation
     w_potential: float = Field(1.2, description="value of a cell movable sheep can still take")
