@@ -199,8 +199,8 @@ class SeatBelief:
         model by its posterior weight, then the counts under it."""
         if not self.nodes:
             return {}
-        weights = list(self.model_weights().values())
-        k = rng.choices(range(len(weights)), weights)[0] if len(weights) > 1 else 0
+        models = list(self.model_weights().values())
+        k = rng.choices(range(len(models)), models)[0] if len(models) > 1 else 0
         table = self.tables[k]
         counts: dict[int, int] = {}
         start = [0] * len(self.nodes)
