@@ -134,10 +134,13 @@ async def test_sniffer_never_sees_the_token(broker: Broker) -> None:
     for summary in summaries:
         assert summary.seat is not None
         assert summary.moves == moves_of(record, summary.seat)
-    # A random player may be shut in at placement and never move; the game was played.
-    assert sum(summary.moves for summary in summaries) > 20
+    # The players are random (unseeded), so how long the game lasts is chance: a random
+    # player may be shut in at placement, and a whole game once took 16 moves. That
+    # the game was played is what counts here (each seat's moves match the record).
+    assert sum(summary.moves for summary in summaries) > 0
     secret = TOKEN.encode()
-    assert len(sniffer.seen) > 50
+    # At least the hellos, proofs, placements (asked and answered) and game overs.
+    assert len(sniffer.seen) > 20
     for topic, payload in sniffer.seen:
         assert secret not in payload, topic
         assert secret.hex().encode() not in payload, topic
