@@ -204,9 +204,9 @@ async def _forger(
                 for y, owner in enumerate(row)
                 if owner == 1 and message.sheep[x][y] > 1
             ]
-            if not cells:
-                return
-            x, y = cells[0]
+            # Every board of the seat gets a forged reply, the placement's too (a random
+            # seat 1 shut in at placement is sent no other): the session is refused first.
+            x, y = cells[0] if cells else (0, 0)
             move = MoveReply(id_package=message.id_package, x=x, y=y, split=1, direction=1)
             for session in ("forger", None):
                 await mqtt.publish(up, encode_payload(move, 12, session), qos=1)
