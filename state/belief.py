@@ -118,6 +118,7 @@ class SeatBelief:
         self.timeout_odds = timeout_odds
         self.nodes: list[_Node] = []
         self.node_of: dict[int, int] = {}
+        self._posterior: list[float] = []  # each model's weight, set by _solve
         self._solved = False
 
     def place(self, cell: int) -> None:
@@ -156,12 +157,11 @@ class SeatBelief:
         total, odds = self.total, self.timeout_odds
         for node in self.nodes:
             node.f = []
-        for table in self.tables:
+        for k, table in enumerate(self.tables):
             # Children are created after their parents: solve leaves first.
             for node in reversed(self.nodes):
                 nxt = [1.0 if r >= 1 else 0.0 for r in range(total + 1)]
                 f = [nxt]
-                k = len(node.f)
                 for event in reversed(node.events):
                     if event < 0:
                         cur = [v * (1.0 if r == 1 else odds) for r, v in enumerate(nxt)]
@@ -175,31 +175,33 @@ class SeatBelief:
                     nxt = cur
                 f.reverse()
                 node.f.append(f)
+        # Each model's posterior weight: its prior weight times its likelihood of the
+        # evidence (the prior weights where the evidence rules out every model).
+        prior = [w for _, w, _ in self.mixture.components]
+        post = (
+            [w * self.nodes[0].f[k][0][total] for k, w in enumerate(prior)] if self.nodes else prior
+        )
+        if sum(post) <= 0.0:
+            post = prior
+        norm = sum(post)
+        self._posterior = [v / norm for v in post]
         self._solved = True
 
     def model_weights(self) -> dict[str, float]:
-        """The posterior weight of each split model given this seat's evidence (the
-        prior weights where the evidence rules out every model)."""
+        """The posterior weight of each split model given this seat's evidence."""
         if not self._solved:
             self._solve()
-        comps = self.mixture.components
-        prior = [w for _, w, _ in comps]
-        if self.nodes:
-            root = self.nodes[0]
-            post = [w * root.f[k][0][self.total] for k, w in enumerate(prior)]
-        else:
-            post = prior
-        total = sum(post)
-        if total <= 0.0:
-            post, total = prior, sum(prior)
-        return {name: v / total for (name, _, _), v in zip(comps, post, strict=True)}
+        names = [name for name, _, _ in self.mixture.components]
+        return dict(zip(names, self._posterior, strict=True))
 
     def sample(self, rng: random.Random) -> dict[int, int]:
         """One joint draw of every stack's count from the exact posterior: a split
         model by its posterior weight, then the counts under it."""
         if not self.nodes:
             return {}
-        models = list(self.model_weights().values())
+        if not self._solved:
+            self._solve()
+        models = self._posterior
         k = rng.choices(range(len(models)), models)[0] if len(models) > 1 else 0
         table = self.tables[k]
         counts: dict[int, int] = {}

@@ -7,6 +7,7 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from hypothesis import given, settings
@@ -75,12 +76,11 @@ def test_learned_prior_follows_the_data() -> None:
 def play_hidden_game(
     seed: int,
     viewer: int,
-    half_splits: bool = False,
+    splits: Literal["random", "half", "one"] = "random",
     prior: SplitPrior | SplitMixture | None = None,
-    one_splits: bool = False,
 ) -> tuple[GameState, Belief, list[tuple[float, float]]]:
     """Random game 3 with no lost turns; the viewer ingests each of its boards.
-    Splits are uniformly random, or all in half, or (``one_splits``) all of one sheep.
+    ``splits``: every split uniformly random, in half, or of one sheep.
 
     Returns the viewer's state, its belief and, per observation after placement,
     the absolute error of the posterior median and of the uniform guess, summed
@@ -134,7 +134,7 @@ def play_hidden_game(
                 continue
             cell, _d, dst = rng.choice(slides)
             n = truth.sheep[cell]
-            split = n // 2 if half_splits else 1 if one_splits else rng.randint(1, n - 1)
+            split = n // 2 if splits == "half" else 1 if splits == "one" else rng.randint(1, n - 1)
             truth.slide(cell, dst, split)
     assert mine is not None
     return mine, belief, errors
@@ -160,7 +160,7 @@ def test_posterior_median_beats_the_uniform_guess() -> None:
     prior = SplitPrior.fit([(n, n // 2) for n in range(2, 17) for _ in range(10)], 16)
     total_belief = total_uniform = 0.0
     for seed in range(8):
-        _, _, errors = play_hidden_game(seed, 1 + seed % 4, half_splits=True, prior=prior)
+        _, _, errors = play_hidden_game(seed, 1 + seed % 4, splits="half", prior=prior)
         total_belief += sum(e for e, _ in errors)
         total_uniform += sum(u for _, u in errors)
     assert total_uniform > 0
@@ -226,9 +226,9 @@ def test_the_adaptive_prior_learns_seats_that_split_off_one_sheep() -> None:
     weights: list[dict[str, float]] = []
     for seed in range(6):
         viewer = 1 + seed % 4
-        _, _, errors = play_hidden_game(seed, viewer, one_splits=True, prior=HALF)
+        _, _, errors = play_hidden_game(seed, viewer, splits="one", prior=HALF)
         err_half += sum(e for e, _ in errors)
-        _, belief, errors = play_hidden_game(seed, viewer, one_splits=True, prior=adaptive)
+        _, belief, errors = play_hidden_game(seed, viewer, splits="one", prior=adaptive)
         err_adaptive += sum(e for e, _ in errors)
         weights += [seat.model_weights() for seat in belief.seats.values() if seat.nodes]
     # Most seats rule the half model out (those seen to move little keep it).
