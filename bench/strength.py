@@ -99,6 +99,7 @@ def summarize(results: Sequence[GameResult], game: int) -> dict[str, float]:
     seats = [measured_seats(r)[0] for r in results]
     points = [r.points[s] for r, s in zip(results, seats, strict=True)]
     scores = [float(r.scores[s]) for r, s in zip(results, seats, strict=True)]
+    field = [float(r.scores[s]) for r in results for s in field_seats(r)]
     interval = mean_interval(points)
     out = {
         "games": float(len(results)),
@@ -106,6 +107,8 @@ def summarize(results: Sequence[GameResult], game: int) -> dict[str, float]:
         "ci95_low": interval.low,
         "ci95_high": interval.high,
         "score_per_game": sum(scores) / max(1, len(scores)),
+        # The other side's mean score per seat: the pair's opponents in game 4.
+        "field_score_per_game": sum(field) / max(1, len(field)),
         "late_moves": float(sum(r.late[s] for r in results for s in measured_seats(r))),
         "illegal_moves": float(sum(r.illegal[s] for r in results for s in measured_seats(r))),
     }
@@ -123,6 +126,14 @@ def measured_seats(result: GameResult) -> list[int]:
     """The 0-based seats the measured strategy sat in (two in a pair field)."""
     assert result.seats is not None  # the runner names every game's entrants
     return [seat for seat, entrant in enumerate(result.seats) if entrant == MEASURED]
+
+
+def field_seats(result: GameResult) -> list[int]:
+    """The 0-based seats of the field: every seat but the measured strategy's and,
+    in game 4, its partner's."""
+    mine = measured_seats(result)
+    partners = {(s + 2) % 4 for s in mine} if get_setting(result.game).teams else set()
+    return [s for s in range(len(result.seats or ())) if s not in mine and s not in partners]
 
 
 def _search(results: Sequence[GameResult], seats: Sequence[int]) -> dict[str, float]:

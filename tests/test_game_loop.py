@@ -163,6 +163,10 @@ def test_strength_summary_of_the_measured_seat() -> None:
     assert figures["late_moves"] == 0  # the late seat was the other pair's
     assert figures["iterations_per_move"] == 100.0 and figures["moves"] == 20
     assert figures["time_used_median"] == 0.6
+    # The field is the other pair: seats 2 and 4 of the first game, 1 and 3 of the second.
+    field = [results[0].scores[1], results[0].scores[3], results[1].scores[0]]
+    field.append(results[1].scores[2])
+    assert figures["field_score_per_game"] == pytest.approx(sum(field) / 4)
 
 
 def test_bench_strength_command_plays_through_the_runner(tmp_path: Path) -> None:
