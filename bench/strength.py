@@ -131,9 +131,10 @@ def measured_seats(result: GameResult) -> list[int]:
 def field_seats(result: GameResult) -> list[int]:
     """The 0-based seats of the field: every seat but the measured strategy's and,
     in game 4, its partner's."""
-    mine = measured_seats(result)
-    partners = {(s + 2) % 4 for s in mine} if get_setting(result.game).teams else set()
-    return [s for s in range(len(result.seats or ())) if s not in mine and s not in partners]
+    setting = get_setting(result.game)
+    ours = set(measured_seats(result))
+    ours |= {p - 1 for s in list(ours) if (p := setting.partner(s + 1)) is not None}
+    return [s for s in range(len(result.seats or ())) if s not in ours]
 
 
 def _search(results: Sequence[GameResult], seats: Sequence[int]) -> dict[str, float]:
