@@ -69,6 +69,9 @@ class MctsParams(BaseModel):
     playout_splits: bool = Field(
         False, description="the seats' learned split rules (opponent_splits) in playouts too"
     )
+    leaf_playouts: int = Field(
+        1, ge=1, le=64, description="playouts from each new leaf, their rewards averaged"
+    )
     tree_depth: int = Field(
         0, ge=0, description="plies the tree grows below the root (0: no limit; 1: flat)"
     )
@@ -229,14 +232,23 @@ class Mcts:
         depth = len(trail)
         if depth > self.max_depth:
             self.max_depth = depth
-        if finished:
-            r = rewards(state, self.params.margin)
-        else:
-            scores = self.kernel.scores(state, self.policy, self.rng)
-            r = score_rewards(state.setting, scores, self.params.margin)
+        r = rewards(state, self.params.margin) if finished else self._playouts(state)
         for _ in range(applied):
             state.undo()
         backup(self.root, trail, r)
+
+    def _playouts(self, state: GameState) -> list[float]:
+        """The mean rewards of ``leaf_playouts`` playouts of ``state`` (left as it is)."""
+        p = self.params
+        setting, policy, rng, play = state.setting, self.policy, self.rng, self.kernel.scores
+        r = score_rewards(setting, play(state, policy, rng), p.margin)
+        k = p.leaf_playouts
+        if k > 1:
+            for _ in range(k - 1):
+                more = score_rewards(setting, play(state, policy, rng), p.margin)
+                r = [a + b for a, b in zip(r, more, strict=True)]
+            r = [a / k for a in r]
+        return r
 
     def _descend(
         self, state: GameState, me: int, draws: WorldDraws | None

@@ -17,7 +17,7 @@ from state.playout import random_placement
 from state.settings import SETTINGS
 from strategies.alphabeta import INF, AlphaBeta
 from strategies.base import Budget, ParameterError
-from strategies.common import EvalWeights, determinize, evaluate
+from strategies.common import EvalWeights, determinize, evaluate, score_rewards
 from strategies.hybrid import HybridStrategy
 from strategies.mcts import Mcts, MctsParams
 from strategies.mcts_tree import Node
@@ -415,6 +415,29 @@ def test_the_tree_grows_no_deeper_than_tree_depth(cap: int) -> None:
     mcts.set_root(state)
     mcts.search(state, Budget.seconds(30), time.monotonic() + 30, max_iterations=300)
     assert tree_plies(mcts.root) > 1
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_a_leaf_is_valued_by_the_mean_of_leaf_playouts_playouts(k: int) -> None:
+    """``leaf_playouts`` playouts from one leaf, each the kernel's from the same stream
+    of draws, rewards averaged; the state is left as it was."""
+    state = next(s for s in positions(1, 6, seed=9) if len(s.slides()) >= 4)
+    params = MctsParams(leaf_playouts=k, kernel="python")
+    before = state.canonical()
+    got = Mcts(params, random.Random(7))._playouts(state)
+    assert state.canonical() == before
+    rng = random.Random(7)
+    kernel, policy = params.playout_kernel(), params.playout_policy()
+    each = [score_rewards(state.setting, kernel.scores(state, policy, rng), 0.05) for _ in range(k)]
+    assert got == pytest.approx([sum(col) / k for col in zip(*each, strict=True)])
+    # Several playouts of one position do not all end alike.
+    if k > 1:
+        assert len({tuple(r) for r in each}) > 1
+    # The search still backs up one visit per iteration.
+    mcts = Mcts(params, random.Random(8))
+    mcts.set_root(state)
+    mcts.search(state, Budget.seconds(30), time.monotonic() + 30, max_iterations=40)
+    assert mcts.root is not None and mcts.root.n == 40 and state.canonical() == before
 
 
 @pytest.mark.parametrize("on", [True, False])
