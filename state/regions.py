@@ -70,6 +70,26 @@ class Regions:
         self.score[player] = score
         return old_score, tuple(absorbed)
 
+    def gain(self, cell: int, player: int, owner: Sequence[int]) -> float:
+        """What ``player``'s exact score would gain by taking the free ``cell`` (as
+        ``add`` would count it); a query, nothing changes."""
+        parent, size, pw = self.parent, self.size, self._pow
+        roots: list[int] = []
+        total = 1
+        lost = 0.0
+        for nb in self._neighbours[cell]:
+            if owner[nb] != player:
+                continue
+            r = nb
+            while parent[r] != r:
+                r = parent[r]
+            if r in roots:
+                continue
+            roots.append(r)
+            total += size[r]
+            lost += pw[size[r]]
+        return pw[total] - lost
+
     def undo(self, cell: int, player: int, token: tuple[float, tuple[int, ...]]) -> None:
         old_score, absorbed = token
         parent, size = self.parent, self.size

@@ -246,18 +246,20 @@ def relative_value(values: Sequence[float], seat: int, setting: GameSetting) -> 
 def slide_key(state: GameState, cell: int, dst: int, split: int) -> float:
     """Cheap local worth of a slide for the player to move (priors, move ordering).
 
-    Plays the slide and looks around: the score gain, sheep left stranded on a stack
-    that can never move again (at the source or at the destination), opponents'
-    stacks trapped by the destination, and the room at the destination.
+    Looks at the board as the slide would leave it (only ``dst`` changes owner; the
+    slide itself is not played, this is the expansion's hot path): the score gain,
+    sheep left stranded on a stack that can never move again (at the source or at
+    the destination), opponents' stacks trapped by the destination, and the room at
+    the destination.
     """
     me = state.to_move
     owner = state.owner
     sheep = state.sheep
     rays = state.geometry.rays
-    before = state.regions.score[me]
-    state.slide(cell, dst, split)
-    gain = state.regions.score[me] - before
-    left = sheep[cell]
+    gain = state.regions.gain(dst, me, owner)
+    count = sheep[cell]
+    left = count if count == UNKNOWN else count - split
+    owner[dst] = me  # taken for the counts below, freed again at the end
     stranded = 0
     if left > 1 and free_dirs(owner, rays[cell]) == 0:
         stranded += left - 1
@@ -283,5 +285,5 @@ def slide_key(state: GameState, cell: int, dst: int, split: int) -> float:
             squeezed += 1
             if free_dirs(owner, rays[c]) == 0:
                 squeezed += min(sheep[c] - 1, 8) + 2
-    state.undo()
+    owner[dst] = FREE
     return gain - 1.5 * stranded + 1.0 * trapped - 0.5 * squeezed + 0.3 * min(room, 4)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -80,6 +81,24 @@ def test_incremental_scores_equal_flood_fill_after_every_move(game: int, seed: i
             assert state.region_sizes(p) == sizes
             assert abs(state.exact_score(p) - sum(s**1.25 for s in sizes)) < 1e-9
             assert state.score(p) == round(sum(s**1.25 for s in sizes))
+
+
+@settings(max_examples=40, deadline=None)
+@given(games, seeds)
+def test_region_gain_is_what_taking_the_cell_adds(game: int, seed: int) -> None:
+    """``Regions.gain`` (a query) for every free destination equals the score change
+    of playing a slide there, after every ply of a random game."""
+    state, rng = new_game(game, seed)
+    while play_one(state, rng):
+        if state.placing or state.is_terminal():
+            continue
+        me = state.to_move
+        for cell, _direction, dst in state.slides():
+            expected_base = state.regions.score[me]
+            gain = state.regions.gain(dst, me, state.owner)
+            state.slide(cell, dst, 1)
+            assert gain == pytest.approx(state.regions.score[me] - expected_base)
+            state.undo()
 
 
 @settings(max_examples=40, deadline=None)
