@@ -3,8 +3,9 @@
 Random playouts three ways on the same positions (just after placement): with the
 state's make/unmake (``state.playout``, the tree's and the client's engine), with the
 chosen playout kernel under the uniform policy, and with the kernel under the main
-strategy's playout policy; then move generation on positions of random games and
-ingest of one seat's boards (the games played by the one game loop).
+strategy's playout policy; then move generation on positions of random games,
+ingest of one seat's boards (the games played by the one game loop), and the main
+strategy's MCTS (tree, priors and playouts, one process) on some of those positions.
 """
 
 from __future__ import annotations
@@ -21,22 +22,27 @@ from state.game import GameState
 from state.observe import ingest, state_from_observation
 from state.playout import random_placement, random_playout
 from state.settings import get_setting
+from strategies.base import Budget
 from strategies.hybrid import HybridParams
 from strategies.kernel import KERNELS, KernelName, PlayoutKernel, PlayoutPolicy, get_kernel
 from strategies.kernel import default_kernel_name as default_kernel
+from strategies.mcts import Mcts
 
 BOARDS = 20
 """Positions (boards just after placement) the playouts cycle through."""
+
+SEARCHES = 6
+"""Positions of random games (the early middle game) the MCTS runs on."""
 
 
 def bench_engine(
     game: int = 1, seconds: float = 3.0, seed: int = 1, kernel: KernelName | None = None
 ) -> dict[str, float | str]:
-    """Each part for about a fifth of ``seconds`` (with the fast kernel, the Python
+    """Each part for about a sixth of ``seconds`` (with the fast kernel, the Python
     kernel's uniform playouts too, for the ratio); returns figures by name."""
     setting = get_setting(game)
     rng = random.Random(seed)
-    share = seconds / 5
+    share = seconds / 6
     name = kernel or default_kernel()
     compile_start = time.perf_counter()
     chosen = get_kernel(name)
@@ -104,6 +110,7 @@ def bench_engine(
                 ingest(mine, board, sheep, 1)
                 ingest_time += time.perf_counter() - t0
                 ingests += 1
+    search_rate = _search_rate(positions, name, share)
     return {
         "game": float(game),
         "kernel": name,
@@ -117,6 +124,7 @@ def bench_engine(
         "movegen_calls_per_s": calls / gen_time,
         "moves_generated_per_s": generated / gen_time,
         "ingest_us": 1e6 * ingest_time / max(ingests, 1),
+        "search_iterations_per_s": search_rate,
     }
 
 
@@ -135,6 +143,30 @@ def _kernel_rate(
             kernel.scores(state, policy, rng)
         playouts += len(starts)
     return playouts / (time.perf_counter() - start)
+
+
+def _search_rate(positions: list[GameState], kernel: KernelName, seconds: float) -> float:
+    """Iterations per second of the main strategy's MCTS (its default parameters and
+    ``kernel``), a fresh tree on each of ``SEARCHES`` positions of the early middle
+    game, ``seconds`` shared among them."""
+
+    def taken(state: GameState) -> int:
+        return sum(len(cells) for cells in state.stacks)
+
+    # From two rounds after placement to a quarter of the field taken.
+    early = [s for s in positions if 12 <= taken(s) <= s.setting.cells // 4 + 12 and s.slides()]
+    picked = early[:: max(1, len(early) // SEARCHES)][:SEARCHES]
+    params = HybridParams(kernel=kernel)
+    iterations = 0
+    spent = 0.0
+    for i, state in enumerate(picked):
+        mcts = Mcts(params, random.Random(i))
+        mcts.set_root(state)
+        start = time.perf_counter()
+        mcts.search(state, Budget.seconds(60 + seconds), time.monotonic() + seconds / len(picked))
+        spent += time.perf_counter() - start
+        iterations += mcts.iterations
+    return iterations / spent if spent else 0.0
 
 
 def register_bench(sub: Any) -> None:

@@ -250,7 +250,12 @@ def test_bench_engine_prints_each_kernels_figures(name: str) -> None:
     assert proc.returncode == 0, proc.stderr
     figures = dict(line.split("=", 1) for line in proc.stdout.splitlines())
     assert figures["kernel"] == name
-    for key in ("playouts_per_s", "state_playouts_per_s", "policy_playouts_per_s"):
+    for key in (
+        "playouts_per_s",
+        "state_playouts_per_s",
+        "policy_playouts_per_s",
+        "search_iterations_per_s",
+    ):
         assert float(figures[key]) > 0, key
     assert float(figures["plies_per_playout"]) > 20
     assert ("fast_over_python" in figures) == (name == "fast")
