@@ -66,7 +66,7 @@ def test_every_project_file_loads_for_every_command(path: Path) -> None:
 
 def test_a_file_for_another_strategy_is_refused() -> None:
     agent = load_agent_params(ROOT / "params" / "agent1.toml")
-    assert agent.params_for("hybrid")["ab_fraction"] == 0.2
+    assert agent.params_for("hybrid")["workers"] == -1
     with pytest.raises(ConfigError, match="for strategy 'hybrid', not 'uct'"):
         agent.params_for("uct")
     with pytest.raises(ConfigError, match="for strategy 'hybrid', not 'uct'"):
@@ -76,7 +76,7 @@ def test_a_file_for_another_strategy_is_refused() -> None:
 def test_command_line_options_win_over_the_file() -> None:
     file = ("--params-file", "params/agent1.toml")
     strategy, limits = play_setup(*file, "--param", "c_puct=2.5", "--margin", "0.4")
-    assert strategy.params.c_puct == 2.5 and strategy.params.ab_fraction == 0.2  # type: ignore[attr-defined]
+    assert strategy.params.c_puct == 2.5 and strategy.params.workers == -1  # type: ignore[attr-defined]
     assert limits.margin == 0.4
 
 
