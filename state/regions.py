@@ -72,7 +72,12 @@ class Regions:
 
     def gain(self, cell: int, player: int, owner: Sequence[int]) -> float:
         """What ``player``'s exact score would gain by taking the free ``cell`` (as
-        ``add`` would count it); a query, nothing changes."""
+        ``add`` would count it); a query, nothing changes.
+
+        The walk to each neighbour's root is inlined, as in ``add``: both are hot
+        (every slide of every expanded MCTS node; every move of the tree's descent).
+        Measured: ``find`` per neighbour here made ``slide_key`` 1.4 times slower, one
+        root-walk helper shared with ``add`` made ``add`` and ``undo`` 17% slower."""
         parent, size, pw = self.parent, self.size, self._pow
         roots: list[int] = []
         total = 1
