@@ -76,7 +76,7 @@ class Regions:
 
         The walk to each neighbour's root is inlined, as in ``add``: both are hot
         (every slide of every expanded MCTS node; every move of the tree's descent).
-        Measured: ``find`` per neighbour here made ``slide_key`` 1.4 times slower, one
+        Measured: ``find`` per neighbour here made ``slide_key`` 1.4-1.5 times slower, one
         root-walk helper shared with ``add`` made ``add`` and ``undo`` 17% slower."""
         parent, size, pw = self.parent, self.size, self._pow
         roots: list[int] = []
