@@ -224,6 +224,18 @@ class SeatBelief:
             counts[node.cell] = max(1, r)
         return counts
 
+    def draw_split(self, count: int, rng: random.Random) -> int:
+        """A split size for this seat's next move off a stack of ``count`` (2 or more): a
+        split model by its posterior weight, then a size by that model's prior."""
+        if not self._solved:
+            self._solve()
+        models = self._posterior
+        k = rng.choices(range(len(models)), models)[0] if len(models) > 1 else 0
+        row = self.tables[k][count] if count < len(self.tables[k]) else ()
+        if sum(row[1:count]) <= 0.0:
+            return max(1, count // 2)
+        return rng.choices(range(1, count), row[1:count])[0]
+
     def means(self, samples: int = 64, seed: int = 0) -> dict[int, float]:
         rng = random.Random(seed)
         sums = dict.fromkeys(self.node_of, 0.0)
@@ -267,6 +279,11 @@ class Belief:
         for seat in self.seats.values():
             counts.update(seat.sample(rng))
         return counts
+
+    def draw_split(self, seat: int, count: int, rng: random.Random) -> int:
+        """A split size for ``seat``'s next move off a stack of ``count``, drawn as its
+        belief's split models say (``SeatBelief.draw_split``)."""
+        return self.seats[seat].draw_split(count, rng)
 
     def means(self, samples: int = 64) -> dict[int, float]:
         out: dict[int, float] = {}

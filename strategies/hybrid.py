@@ -226,7 +226,8 @@ class HybridStrategy(Strategy):
         mcts.set_root(state)
         assert self.belief is not None  # move() searches the worlds only with a belief
         sample = world_sampler(state, self.belief)
-        mcts.search(state, budget, stop_at, p.max_iterations, sample, p.worlds)
+        splits = self.belief.draw_split
+        mcts.search(state, budget, stop_at, p.max_iterations, sample, p.worlds, splits)
         move = self._best(mcts, budget)
         budget.info.update(
             {

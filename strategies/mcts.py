@@ -12,7 +12,8 @@ draws the hidden counts from the belief and plays the iteration in that world, a
 worlds sharing one tree, so a move's value is its average over the worlds the belief
 allows and not its value in one guessed world. Another seat's slide exists in a world
 only if its stack holds two or more there (edges are bandits over the worlds where
-they are available), and its split is decided in the world (the area guess), since
+they are available), and its split is decided in the world (the area guess, or with
+``hidden_split="belief"`` a size drawn by the seat's split models in the belief), since
 its size means nothing across worlds. Own counts are always known.
 """
 
@@ -43,6 +44,8 @@ from strategies.opponents import RULES
 
 # Draws one world of hidden counts: {cell: count} for other seats' stacks.
 WorldSampler = Callable[[random.Random], Mapping[int, int]]
+# Draws a split size for (seat, count of the stack it moves off) in such a world.
+SplitSampler = Callable[[int, int, random.Random], int]
 
 
 class MctsParams(BaseModel):
@@ -75,6 +78,10 @@ class MctsParams(BaseModel):
     tree_depth: int = Field(
         0, ge=0, description="plies the tree grows below the root (0: no limit; 1: flat)"
     )
+    hidden_split: Literal["area", "belief"] = Field(
+        "area",
+        description="game 3: another seat's split in the tree (area guess, or the belief's draw)",
+    )
     kernel: Literal["auto", "python", "fast"] = Field(
         "auto", description="playout kernel (auto: the fastest installed; see strategies/kernel)"
     )
@@ -100,9 +107,15 @@ class WorldDraws:
     """
 
     def __init__(
-        self, state: GameState, sample: WorldSampler, rng: random.Random, worlds: int
+        self,
+        state: GameState,
+        sample: WorldSampler,
+        rng: random.Random,
+        worlds: int,
+        splits: SplitSampler | None = None,
     ) -> None:
         self.sheep = state.sheep
+        self.splits = splits
         self.hidden = [c for cells in state.stacks for c in cells if self.sheep[c] == UNKNOWN]
         self.sample = sample
         self.worlds = worlds
@@ -191,12 +204,15 @@ class Mcts:
         max_iterations: int = 0,
         sample: WorldSampler | None = None,
         worlds: int = 0,
+        splits: SplitSampler | None = None,
     ) -> None:
         """Iterate until ``stop_at``, the budget or ``max_iterations``; ``state`` is
         the root position and is left as it was (hidden counts included).
 
         With ``sample`` (game 3), every iteration first sets the hidden counts of
-        ``state`` (``UNKNOWN`` cells) to a world drawn with it (see ``WorldDraws``).
+        ``state`` (``UNKNOWN`` cells) to a world drawn with it (see ``WorldDraws``);
+        with ``splits`` as well and ``hidden_split="belief"``, another seat's split in
+        the tree is drawn with it instead of the area guess.
         """
         rng = self.rng
         assert self.root is not None
@@ -204,7 +220,10 @@ class Mcts:
         self.policy = self.params.playout_policy()
         if self.params.playout_splits and self.split_rules:
             self.policy = self.policy.with_rules(self.split_rules)
-        draws = WorldDraws(state, sample, rng, worlds) if sample is not None else None
+        draws = None
+        if sample is not None:
+            belief_splits = splits if self.params.hidden_split == "belief" else None
+            draws = WorldDraws(state, sample, rng, worlds, belief_splits)
         me = state.to_move
         monotonic = time.monotonic
         it = 0
@@ -258,9 +277,11 @@ class Mcts:
 
         With ``draws`` (game 3), another seat's node offers the slides of the
         current world, its split is the world's area guess and edges count the
-        selections they were available in; ``me``'s nodes are as without."""
+        selections they were available in (its split: the world's area guess, or a draw
+        of ``splits``); ``me``'s nodes are as without."""
         p = self.params
         c_puct, fpu, by_availability = p.c_puct, p.fpu, draws is not None
+        hidden_splits = draws.splits if draws is not None else None
         rules = self.split_rules
         depth_cap = p.tree_depth
         sheep = state.sheep
@@ -299,7 +320,10 @@ class Mcts:
             e = select_edge(node, avail, c_puct, fpu, by_availability)
             if hidden:
                 s = e.splits[0]
-                split = area_split(state, e.cell, e.dst)
+                if hidden_splits is None:
+                    split = area_split(state, e.cell, e.dst)
+                else:
+                    split = hidden_splits(mover, sheep[e.cell], self.rng)
             else:
                 s = choose_split(e, p.c_split, p.pw_base, p.pw_c, p.pw_alpha)
                 split = s.split

@@ -47,7 +47,7 @@ from typing import Any
 from state.belief import Belief
 from state.game import GameState, Move
 from strategies.base import Budget
-from strategies.mcts import Mcts, MctsParams, WorldSampler
+from strategies.mcts import Mcts, MctsParams, SplitSampler, WorldSampler
 from strategies.mcts_tree import Node
 
 log = logging.getLogger(__name__)
@@ -181,15 +181,19 @@ def _search(mcts: Mcts, request: SearchRequest, stop: Event, world_sampler: Any)
     state = request.state
     budget = _SharedStopBudget(request.stop_at, stop)
     sample: WorldSampler | None = None
+    splits: SplitSampler | None = None
     if request.belief is not None:
         # Game 3: hashes below the root depend on the worlds: a fresh tree each turn.
         mcts.root = None
         sample = world_sampler(state, request.belief)
+        splits = request.belief.draw_split
     mcts.iterations = mcts.nodes = mcts.max_depth = 0
     mcts.split_rules = request.split_rules
     mcts.set_root(state)
     mcts.expand_root(state)
-    mcts.search(state, budget, request.stop_at, request.max_iterations, sample, request.worlds)
+    mcts.search(
+        state, budget, request.stop_at, request.max_iterations, sample, request.worlds, splits
+    )
     return SearchReport(
         request.number, root_stats(mcts.root), mcts.iterations, mcts.nodes, mcts.max_depth
     )

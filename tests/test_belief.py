@@ -209,6 +209,36 @@ def test_split_models_are_weighed_by_the_seats_own_evidence() -> None:
     assert tree.model_weights()["half"] > 0.75
 
 
+def test_split_draws_follow_the_seats_weighed_models() -> None:
+    """``draw_split`` (another seat's split in game 3's tree): a size in 1..n-1 drawn
+    by the split model the seat's evidence favours, in that model's proportions."""
+    uniform = SplitPrior.uniform(16)
+    mixture = SplitMixture((("half", 0.5, HALF), ("uniform", 0.5, uniform)))
+    rng = random.Random(3)
+    halving = SeatBelief(16, mixture, timeout_odds=0.0)
+    halving.place(0)
+    for src, dst in ((0, 1), (0, 2), (1, 3), (0, 4), (1, 5), (2, 6), (3, 7)):
+        halving.move([src], dst)
+    anything = SeatBelief(16, mixture, timeout_odds=0.0)
+    anything.place(0)
+    for dst in range(1, 8):
+        anything.move([0], dst)
+    for n in range(2, 17):
+        assert all(1 <= halving.draw_split(n, rng) < n for _ in range(50))
+    w = halving.model_weights()["half"]
+    expected = w * HALF.table[16][8] + (1 - w) * uniform.table[16][8]
+    off_16 = [halving.draw_split(16, rng) for _ in range(2000)]
+    assert abs(off_16.count(8) / 2000 - expected) < 0.05
+    assert expected > 3 * uniform.table[16][8]
+    # The seat whose moves ruled the half model out splits as the uniform model does.
+    spread = [anything.draw_split(16, rng) for _ in range(2000)]
+    assert abs(spread.count(8) / 2000 - uniform.table[16][8]) < 0.03
+    assert len(set(spread)) == 15
+    # Belief.draw_split asks the seat's own belief.
+    belief = Belief(SETTINGS[3], viewer=1, prior=HALF)
+    assert all(belief.draw_split(2, 16, rng) in range(1, 16) for _ in range(20))
+
+
 def test_a_split_mixture_needs_positive_weights() -> None:
     for components in ((), (("half", 0.0, HALF),), (("half", -1.0, HALF),)):
         with pytest.raises(ValueError, match="split mixture"):

@@ -118,6 +118,55 @@ def test_every_sampled_world_is_legal_and_own_counts_stay_true() -> None:
     assert mcts.best() in truth.legal_moves()
 
 
+def test_hidden_splits_in_the_tree_come_from_the_split_sampler_when_asked() -> None:
+    """``hidden_split="belief"``: every slide another seat makes in the tree takes its
+    split from the sampler (once per traversal, for that seat and its stack's count in
+    the iteration's world), and the size drawn is the one played; ``"area"`` never
+    asks it."""
+    truth, view, draw = seat_1_sampler(seed=4)
+    before = view.canonical()
+
+    def run(mode: str, size: Callable[[int], int]) -> tuple[Mcts, list[tuple[int, int]]]:
+        asked: list[tuple[int, int]] = []
+
+        def sampler(seat: int, count: int, rng: random.Random) -> int:
+            asked.append((seat, count))
+            assert view.sheep[view.stacks[seat][0]] != UNKNOWN  # inside a world
+            return size(count)
+
+        mcts = Mcts(MctsParams(playout="heuristic", hidden_split=mode), random.Random(2))
+        mcts.set_root(view)
+        mcts.search(view, Budget.seconds(30), float("inf"), 300, draw, 16, sampler)
+        assert view.canonical() == before
+        assert mcts.best() in truth.legal_moves()
+        return mcts, asked
+
+    _, asked = run("area", lambda n: 1)
+    assert asked == []
+    one_off, asked = run("belief", lambda n: 1)
+    assert asked and {seat for seat, _ in asked} <= {2, 3, 4}
+    assert all(count >= 2 for _, count in asked)
+    traversals = 0
+    stack = [one_off.root]
+    while stack:
+        node = stack.pop()
+        assert node is not None
+        for e in node.edges or ():
+            traversals += e.n if node.to_move != 1 else 0
+            stack.extend(s.child for s in e.splits if s.child is not None)
+        if node.pass_child is not None:
+            stack.append(node.pass_child)
+    assert traversals == len(asked)
+    # The same search with all but one sheep moved instead searches other positions.
+    all_but_one, _ = run("belief", lambda n: n - 1)
+
+    def visits(mcts: Mcts) -> list[int]:
+        assert mcts.root is not None and mcts.root.edges is not None
+        return [e.n for e in mcts.root.edges]
+
+    assert visits(one_off) != visits(all_but_one)
+
+
 def test_a_world_pool_draws_each_world_once() -> None:
     """``worlds=8``: eight exact draws serve 300 iterations; ``worlds=0``: 16 draws
     to find the stacks that never move, then a fresh draw for every iteration."""
