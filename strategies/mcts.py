@@ -12,9 +12,9 @@ draws the hidden counts from the belief and plays the iteration in that world, a
 worlds sharing one tree, so a move's value is its average over the worlds the belief
 allows and not its value in one guessed world. Another seat's slide exists in a world
 only if its stack holds two or more there (edges are bandits over the worlds where
-they are available), and its split is decided in the world (the area guess, or with
-``hidden_split="belief"`` a size drawn by the seat's split models in the belief), since
-its size means nothing across worlds. Own counts are always known.
+they are available), and its split is decided in the world (a size drawn by the seat's
+split models in the belief, or with ``hidden_split="area"`` the world's area guess),
+since its size means nothing across worlds. Own counts are always known.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ class MctsParams(BaseModel):
         0, ge=0, description="plies the tree grows below the root (0: no limit; 1: flat)"
     )
     hidden_split: Literal["area", "belief"] = Field(
-        "area",
+        "belief",
         description="game 3: another seat's split in the tree (area guess, or the belief's draw)",
     )
     kernel: Literal["auto", "python", "fast"] = Field(
@@ -211,8 +211,8 @@ class Mcts:
 
         With ``sample`` (game 3), every iteration first sets the hidden counts of
         ``state`` (``UNKNOWN`` cells) to a world drawn with it (see ``WorldDraws``);
-        with ``splits`` as well and ``hidden_split="belief"``, another seat's split in
-        the tree is drawn with it instead of the area guess.
+        with ``splits`` as well and ``hidden_split="belief"`` (the default), another
+        seat's split in the tree is drawn with it instead of the area guess.
         """
         rng = self.rng
         assert self.root is not None
