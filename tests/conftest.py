@@ -9,6 +9,7 @@ the MQTT tests on amqtt only, one where no Chromium could be had skips the viewe
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Generator, Iterator
 
 import pytest
@@ -25,6 +26,12 @@ def pytest_configure(config: pytest.Config) -> None:
     from strategies.kernel import warm_up
 
     warm_up(background=False)
+    # A shell runs a background job with SIGINT ignored, and its children inherit
+    # that: their Ctrl-C (what the tournament's and the viewer's tests send) would do
+    # nothing. A handler is reset to the default on exec, so the programs the tests
+    # start get the Ctrl-C of a terminal again.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.hookimpl(wrapper=True)
