@@ -31,8 +31,10 @@ little evidence the draws follow the prior weights.
 from __future__ import annotations
 
 import random
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from state.game import UNKNOWN, GameState
 from state.observe import Action
@@ -115,6 +117,11 @@ class SeatBelief:
         self.total = total
         self.mixture = as_mixture(prior)
         self.tables = [model.table for _, _, model in self.mixture.components]
+        # Each model's split sizes 1..n-1 off a stack of n as cumulative weights, for
+        # ``draw_split`` (called on every other seat's slide in game 3's tree).
+        self._cumulative = [
+            [list(accumulate(row[1:n])) for n, row in enumerate(table)] for table in self.tables
+        ]
         self.timeout_odds = timeout_odds
         self.nodes: list[_Node] = []
         self.node_of: dict[int, int] = {}
@@ -199,10 +206,7 @@ class SeatBelief:
         model by its posterior weight, then the counts under it."""
         if not self.nodes:
             return {}
-        if not self._solved:
-            self._solve()
-        models = self._posterior
-        k = rng.choices(range(len(models)), models)[0] if len(models) > 1 else 0
+        k = self._draw_model(rng)
         table = self.tables[k]
         counts: dict[int, int] = {}
         start = [0] * len(self.nodes)
@@ -227,14 +231,21 @@ class SeatBelief:
     def draw_split(self, count: int, rng: random.Random) -> int:
         """A split size for this seat's next move off a stack of ``count`` (2 or more): a
         split model by its posterior weight, then a size by that model's prior."""
+        k = self._draw_model(rng)
+        rows = self._cumulative[k]
+        cumulative = rows[count] if count < len(rows) else []
+        if not cumulative or cumulative[-1] <= 0.0:
+            return max(1, count // 2)
+        # As ``random.choices`` draws: the same sizes from the same stream.
+        x = rng.random() * cumulative[-1]
+        return 1 + bisect_right(cumulative, x, 0, len(cumulative) - 1)
+
+    def _draw_model(self, rng: random.Random) -> int:
+        """A split model (its index) drawn by its posterior weight."""
         if not self._solved:
             self._solve()
         models = self._posterior
-        k = rng.choices(range(len(models)), models)[0] if len(models) > 1 else 0
-        row = self.tables[k][count] if count < len(self.tables[k]) else ()
-        if sum(row[1:count]) <= 0.0:
-            return max(1, count // 2)
-        return rng.choices(range(1, count), row[1:count])[0]
+        return rng.choices(range(len(models)), models)[0] if len(models) > 1 else 0
 
     def means(self, samples: int = 64, seed: int = 0) -> dict[int, float]:
         rng = random.Random(seed)

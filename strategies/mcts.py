@@ -276,9 +276,9 @@ class Mcts:
         Returns the path, the plies applied and whether the game is over there.
 
         With ``draws`` (game 3), another seat's node offers the slides of the
-        current world, its split is the world's area guess and edges count the
-        selections they were available in (its split: the world's area guess, or a draw
-        of ``splits``); ``me``'s nodes are as without."""
+        current world, its split is a draw of ``draws.splits`` (the world's area guess
+        without one) and edges count the selections they were available in; ``me``'s
+        nodes are as without."""
         p = self.params
         c_puct, fpu, by_availability = p.c_puct, p.fpu, draws is not None
         hidden_splits = draws.splits if draws is not None else None
