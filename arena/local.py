@@ -16,8 +16,9 @@ loop before a reply counts as late.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,12 +88,21 @@ class LocalGame:
 
 
 def sessions_for(
-    game: int, strategies: Sequence[Strategy], time_limit: float, grace: float = GRACE
+    game: int,
+    strategies: Sequence[Strategy],
+    time_limit: float,
+    grace: float = GRACE,
+    reveal: Collection[int] = (),
 ) -> list[GameSession]:
-    """One session per seat whose deadline is ``time_limit`` after each request."""
+    """One session per seat whose deadline is ``time_limit`` after each request; the
+    seats in ``reveal`` play game 3 seeing every count (as in game 1)."""
     setting = get_setting(game)
+    seen = dataclasses.replace(setting, hidden_counts=False)
     limits = TimeLimits(time_limit + grace, margin=grace)
-    return [GameSession(setting, strategy, limits) for strategy in strategies]
+    return [
+        GameSession(seen if seat in reveal else setting, strategy, limits)
+        for seat, strategy in zip(PLAYERS, strategies, strict=True)
+    ]
 
 
 def play_local(
@@ -103,9 +113,13 @@ def play_local(
     teams: Sequence[int] = (1, 2, 3, 4),
     listener: GameListener | None = None,
     grace: float = GRACE,
+    reveal: Collection[int] = (),
 ) -> LocalGame:
-    """One game of four strategies on the board of ``seed``, judged by the referee."""
-    sessions = sessions_for(game, strategies, time_limit, grace)
+    """One game of four strategies on the board of ``seed``, judged by the referee.
+
+    ``reveal``: seats that see every count in game 3, a diagnostic (what the hidden
+    counts cost a strategy: ``bench strength --reveal``)."""
+    sessions = sessions_for(game, strategies, time_limit, grace, reveal)
     referee = Referee(
         SessionSeats(sessions),
         get_setting(game),
@@ -113,6 +127,7 @@ def play_local(
         time_limit + grace,
         list(teams),
         listener=listener,
+        reveal=reveal,
     )
     record = asyncio.run(referee.play())
     return LocalGame(record, [s.stats.figures for s in sessions])

@@ -23,7 +23,7 @@ import itertools
 import logging
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -128,8 +128,12 @@ class Referee:
         teams: list[int],
         stall_rounds: int = 3,
         listener: GameListener | None = None,
+        reveal: Collection[int] = (),
     ) -> None:
+        """``reveal``: seats sent every count in game 3 (a diagnostic of in-process games,
+        ``bench strength --reveal``; the course's server shows a seat only its own)."""
         self.seats = seats
+        self.reveal = frozenset(reveal)
         self.setting = setting
         self.seed = seed
         self.time_limit = time_limit
@@ -251,7 +255,7 @@ class Referee:
             code=1,
             id_package=next(self.ids),
             map=_board(state.wire_map()),
-            sheep=_board(state.wire_sheep(seat)),
+            sheep=_board(state.wire_sheep(None if seat in self.reveal else seat)),
         )
         sent = time.monotonic()
         reply, event.outcome = await self._ask(conn, message, "move")

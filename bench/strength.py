@@ -63,6 +63,11 @@ def register_bench(sub: Any) -> None:
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--params-file", default=None, help="a parameter file (params/agent1.toml)")
     p.add_argument(
+        "--reveal",
+        action="store_true",
+        help="game 3: the measured strategy sees every count (what the hidden counts cost it)",
+    )
+    p.add_argument(
         "--field",
         action="append",
         default=None,
@@ -180,6 +185,8 @@ def measured_strategy(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
 
 def run(args: argparse.Namespace) -> int:
     quiet_games()
+    if args.reveal and not get_setting(args.game).hidden_counts:
+        raise ConfigError(f"--reveal shows game 3's hidden counts: game {args.game} hides none")
     name, params = measured_strategy(args)
     measured = builtin_entrant(name, name, params, args.time_limit)
     runner = LocalRunner(args.jobs)
@@ -188,14 +195,15 @@ def run(args: argparse.Namespace) -> int:
             entrants, lineup = field_lineup(fld, args.game, measured, args.time_limit)
             schedule = Schedule(
                 tuple(entrants), args.game, args.seed, args.time_limit, "field",
-                lineup=lineup, local=True,
+                lineup=lineup, local=True, reveal=(MEASURED,) if args.reveal else (),
             )  # fmt: skip
             started = time.monotonic()
             outcome = Tournament(schedule, args.games).run(runner)
             figures = summarize(outcome.results, args.game)
             figures["wall_s"] = time.monotonic() - started
             label = fld.replace(",", "+").replace(":", "_").replace("=", "")
-            print(f"# {name} vs {fld}, game {args.game}, {args.time_limit} s per move")
+            seen = ", every count revealed to it" if args.reveal else ""
+            print(f"# {name} vs {fld}, game {args.game}, {args.time_limit} s per move{seen}")
             print_figures({f"{label}.{k}": v for k, v in figures.items()})
     finally:
         runner.close()

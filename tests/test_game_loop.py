@@ -47,10 +47,10 @@ def test_an_in_process_game_is_played_to_the_end_by_the_referee(game: int) -> No
         assert len(played.figures[seat - 1]) == len(moves) > 0
 
 
-class Watcher(RandomStrategy):
-    """Keeps every board it is shown, and answers with an illegal placement."""
+class Keeper(RandomStrategy):
+    """Plays at random and keeps every board it is shown."""
 
-    name = "watcher"
+    name = "keeper"
 
     def __init__(self, params: Any = None) -> None:
         super().__init__(params)
@@ -58,6 +58,12 @@ class Watcher(RandomStrategy):
 
     def observe(self, state: GameState, report: IngestReport) -> None:
         self.views.append(state.copy())
+
+
+class Watcher(Keeper):
+    """Keeps every board it is shown, and answers with an illegal placement."""
+
+    name = "watcher"
 
     def place(self, state: GameState, budget: Budget) -> int:
         return -5
@@ -79,6 +85,42 @@ def test_in_process_seats_see_what_a_client_sees_and_never_send_an_illegal_reply
     placed = [e for e in played.record.events if e.seat == 1 and e.kind == "place"]
     assert placed[0].outcome == "ok"
     assert sum(1 for e in played.record.events if e.seat == 1 and e.kind == "move") > 0
+
+
+def test_a_revealed_seat_sees_every_count_in_game_3_and_the_others_do_not() -> None:
+    blind, seeing = Keeper({"seed": 1}), Keeper({"seed": 2})
+    played = play_local(3, 9, [blind, seeing, *players("random", "random")], 1.0, reveal=(2,))
+    assert played.record.state.is_terminal()
+    assert len(seeing.views) >= 3 and len(blind.views) >= 3
+    for view in seeing.views:
+        for seat in (1, 2, 3, 4):
+            counts = [view.sheep[c] for c in view.stacks[seat]]
+            assert UNKNOWN not in counts
+            assert not counts or sum(counts) == 16
+    others = [v.sheep[c] for v in blind.views for seat in (2, 3, 4) for c in v.stacks[seat]]
+    assert others and all(count == UNKNOWN for count in others)
+
+
+def test_revealed_entrants_are_the_seats_they_sit_in_each_game() -> None:
+    from strategies.base import ConfigError
+
+    measured = builtin_entrant("hybrid", "hybrid", {}, 1.0)
+    entrants, lineup = field_lineup("uct", 3, measured, 1.0)
+    schedule = Schedule(tuple(entrants), 3, 1, 1.0, "field", lineup=lineup, local=True, reveal=(0,))
+    schedule.check()
+    for index in range(8):
+        task = schedule.task(index)
+        assert task.reveal == (task.seats.index(0) + 1,)
+    with pytest.raises(ConfigError, match="in-process"):
+        Schedule(tuple(entrants), 3, 1, 1.0, "field", lineup=lineup, reveal=(0,)).check()
+    proc = subprocess.run(
+        [sys.executable, "-m", "battlesheep", "bench", "strength", "--game", "1", "--reveal"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 2 and "game 1 hides none" in proc.stderr
 
 
 class Recorder:

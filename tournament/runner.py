@@ -61,7 +61,9 @@ def _play_local(task: GameTask) -> GameResult:
         params = {"seed": (task.seed * 4096 + task.index) * 4 + seat, **params}
         strategy = make_strategy(name, params)
         strategies.append(strategy)
-    game = play_local(task.game, task.seed, strategies, task.time_limit, task.teams)
+    game = play_local(
+        task.game, task.seed, strategies, task.time_limit, task.teams, reveal=task.reveal
+    )
     search = [search_figures(moves) for moves in game.figures]
     result = result_of(game.record, task.index, search)
     _record(task, game.record, result)

@@ -93,6 +93,8 @@ class GameTask:
     """Set for a game played in-process: each seat's built-in strategy and parameters."""
     record_dir: str = ""
     """Where the game's replay file goes (none when empty)."""
+    reveal: tuple[int, ...] = ()
+    """Seats (1-4) that see every count in game 3 (in-process games only)."""
 
 
 def seat_teams(entrants: Sequence[Entrant], seats: Sequence[int]) -> tuple[int, ...]:
@@ -122,6 +124,9 @@ class Schedule:
     """Play in this process's client sessions instead of server and player processes."""
     record_dir: str = ""
     """Write a replay file per game here (none when empty)."""
+    reveal: tuple[int, ...] = ()
+    """Entrants that see every count in game 3, wherever they sit: a diagnostic of the
+    hidden counts' cost (``bench strength --reveal``; in-process games only)."""
 
     @property
     def per_round(self) -> list[tuple[int, ...]]:
@@ -135,6 +140,8 @@ class Schedule:
             commands = [e.name for e in self.entrants if e.strategy is None]
             if commands:
                 raise ConfigError(f"entrants {commands} are programs: they cannot play in-process")
+        elif self.reveal:
+            raise ConfigError("revealing the hidden counts needs in-process games (local)")
 
     def task(self, index: int) -> GameTask:
         per_round = self.per_round
@@ -152,6 +159,7 @@ class Schedule:
             log_dir=str(Path(self.log_dir)),
             strategies=self._strategies(seats) if self.local else None,
             record_dir=self.record_dir,
+            reveal=tuple(s for s, e in enumerate(seats, start=1) if e in self.reveal),
         )
 
     def _strategies(self, seats: Sequence[int]) -> tuple[tuple[str, dict[str, Any]], ...]:
