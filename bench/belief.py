@@ -33,7 +33,7 @@ from strategies.base import ConfigError
 from strategies.hybrid import split_prior
 from strategies.registry import make_strategy, parse_seat
 
-NAMED_PRIORS = ("half", "three", "mixed", "adaptive")
+NAMED_PRIORS = ("half", "three", "leaning", "mixed", "adaptive")
 """The main strategy's ``split_prior`` kinds measured beside the learned one."""
 
 
@@ -119,7 +119,7 @@ def errors_of_view(
                     Action(s, "place", c) for s in PLAYERS if s < viewer for c in mine.stacks[s]
                 )
             else:
-                belief.update(ingest(mine, board, sheep, viewer).actions)
+                belief.update(ingest(mine, board, sheep, viewer).actions, mine)
             if not mine.placing:
                 draws = [belief.sample(rng) for _ in range(samples)]
                 err_b = err_u = 0.0

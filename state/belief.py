@@ -26,17 +26,25 @@ gives each model's likelihood of everything the seat was seen to do (the root's
 ``f``), so each seat's models are weighed by Bayes' rule on its own evidence, and
 a draw first picks a model by that posterior, then the counts under it. With
 little evidence the draws follow the prior weights.
+
+A split model may also lean on the board: players that choose their split by its
+value send more sheep to the stack with more room (``LeaningSplits``). Each move
+records its ``split_lean`` (which of its two stacks had more open directions on the
+board the move was seen on), and such a model's probabilities for that move are
+those of its lean.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from bisect import bisect_right
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import accumulate
 
 from state.game import UNKNOWN, GameState
+from state.geometry import DIRECTION_KEYS
 from state.observe import Action
 from state.settings import PLAYERS, GameSetting
 
@@ -77,6 +85,68 @@ class SplitPrior:
                 table[n][m] = w / total
         return cls(table)
 
+    def for_lean(self, lean: int) -> list[list[float]]:
+        """The table for a move of the given ``split_lean``: the same for every lean."""
+        return self.table
+
+
+LEANS = (-2, -1, 0, 1, 2)
+"""The values of ``split_lean``: the source has much more room (-2) ... the
+destination has much more (2)."""
+
+
+def split_lean(state: GameState, src: int, dst: int) -> int:
+    """Which stack of a move from ``src`` onto ``dst`` has more room on ``state`` (both
+    cells taken): twice the log ratio of their open slide directions, each plus one,
+    rounded and clamped to ``LEANS``."""
+    open_src = sum(1 for d in DIRECTION_KEYS if state.destination(src, d) >= 0)
+    open_dst = sum(1 for d in DIRECTION_KEYS if state.destination(dst, d) >= 0)
+    lean = round(2.0 * math.log((open_dst + 1) / (open_src + 1)))
+    return max(LEANS[0], min(LEANS[-1], lean))
+
+
+class LeaningSplits(SplitPrior):
+    """Splits of 1, half or all but one sheep, as value-choosing players make them,
+    with shares that depend on the move's ``split_lean``.
+
+    ``shares`` maps each lean to the shares of (1, half, all but one); ``spread`` of the
+    mass goes to every size alike, so that no split is ruled out. ``table`` (for draws
+    with no board to read, the tree's) uses the ``marginal`` shares.
+    """
+
+    def __init__(
+        self,
+        shares: Mapping[int, tuple[float, float, float]],
+        marginal: tuple[float, float, float],
+        max_count: int,
+        spread: float = 0.05,
+    ) -> None:
+        if set(shares) != set(LEANS):
+            raise ValueError(f"leaning split shares need the leans {LEANS}, got {sorted(shares)}")
+        self.by_lean = {lean: _three_sizes(s, max_count, spread) for lean, s in shares.items()}
+        super().__init__(_three_sizes(marginal, max_count, spread))
+
+    def for_lean(self, lean: int) -> list[list[float]]:
+        return self.by_lean[lean]
+
+
+def _three_sizes(
+    shares: tuple[float, float, float], max_count: int, spread: float
+) -> list[list[float]]:
+    """P(split = m | n sheep): ``shares`` of (1, n // 2, n - 1), normalised, on top of
+    ``spread`` shared by every size."""
+    if min(shares) < 0 or sum(shares) <= 0:
+        raise ValueError(f"split shares must be >= 0 and not all 0, got {shares}")
+    total = sum(shares)
+    table = [[0.0] * (max_count + 1) for _ in range(max_count + 1)]
+    for n in range(2, max_count + 1):
+        row = table[n]
+        for m in range(1, n):
+            row[m] = spread / (n - 1)
+        for m, share in zip((1, n // 2, n - 1), shares, strict=True):
+            row[m] += (1.0 - spread) * share / total
+    return table
+
 
 @dataclass(frozen=True)
 class SplitMixture:
@@ -101,6 +171,7 @@ def as_mixture(prior: SplitPrior | SplitMixture) -> SplitMixture:
 @dataclass
 class _Node:
     cell: int
+    lean: int = 0  # the split_lean of the move that made this stack
     # In time order: a child node index (a split that made that stack) or -1
     # (the evidence that this stack then held exactly one sheep).
     events: list[int] = field(default_factory=list)
@@ -117,6 +188,11 @@ class SeatBelief:
         self.total = total
         self.mixture = as_mixture(prior)
         self.tables = [model.table for _, _, model in self.mixture.components]
+        # Per model, the table of each lean (the same table for models that do not lean).
+        self.lean_tables = [
+            {lean: model.for_lean(lean) for lean in LEANS}
+            for _, _, model in self.mixture.components
+        ]
         # Each model's split sizes 1..n-1 off a stack of n as cumulative weights, for
         # ``draw_split`` (called on every other seat's slide in game 3's tree).
         self._cumulative = [
@@ -137,11 +213,12 @@ class SeatBelief:
         self._solved = False
         return self.node_of[cell]
 
-    def move(self, sources: Iterable[int], dst: int) -> int:
+    def move(self, sources: Iterable[int], dst: int, board: GameState | None = None) -> int:
         """Record a move onto ``dst`` from one of ``sources``; returns the source chosen.
 
         When the board cannot tell which stack moved, the one most likely to
-        hold two or more sheep is taken.
+        hold two or more sheep is taken. ``board``: where the move was seen, for its
+        ``split_lean`` (0 without it).
         """
         candidates = [c for c in sources if c in self.node_of]
         if not candidates:
@@ -151,6 +228,8 @@ class SeatBelief:
             candidates.sort(key=lambda c: -mean[c])
         src = candidates[0]
         child = self._add_node(dst)
+        if board is not None:
+            self.nodes[child].lean = split_lean(board, src, dst)
         self.nodes[self.node_of[src]].events.append(child)
         return src
 
@@ -164,7 +243,7 @@ class SeatBelief:
         total, odds = self.total, self.timeout_odds
         for node in self.nodes:
             node.f = []
-        for k, table in enumerate(self.tables):
+        for k, tables in enumerate(self.lean_tables):
             # Children are created after their parents: solve leaves first.
             for node in reversed(self.nodes):
                 nxt = [1.0 if r >= 1 else 0.0 for r in range(total + 1)]
@@ -173,7 +252,9 @@ class SeatBelief:
                     if event < 0:
                         cur = [v * (1.0 if r == 1 else odds) for r, v in enumerate(nxt)]
                     else:
-                        child_e = self.nodes[event].f[k][0]
+                        child = self.nodes[event]
+                        child_e = child.f[k][0]
+                        table = tables[child.lean]
                         cur = [0.0] * (total + 1)
                         for r in range(2, total + 1):
                             row = table[r]
@@ -207,7 +288,7 @@ class SeatBelief:
         if not self.nodes:
             return {}
         k = self._draw_model(rng)
-        table = self.tables[k]
+        tables = self.lean_tables[k]
         counts: dict[int, int] = {}
         start = [0] * len(self.nodes)
         start[0] = self.total
@@ -217,9 +298,11 @@ class SeatBelief:
             for j, event in enumerate(node.events):
                 if event < 0:
                     continue
-                child_e = self.nodes[event].f[k][0]
+                child = self.nodes[event]
+                child_e = child.f[k][0]
                 after = f[j + 1]
-                weights = [table[r][m] * child_e[m] * after[r - m] for m in range(1, r)]
+                row = tables[child.lean][r]
+                weights = [row[m] * child_e[m] * after[r - m] for m in range(1, r)]
                 # Where the evidence contradicts the model, keep a legal count.
                 possible = sum(weights) > 0.0
                 m = rng.choices(range(1, r), weights)[0] if possible else max(1, r // 2)
@@ -273,7 +356,9 @@ class Belief:
             p: SeatBelief(setting.sheep, prior, timeout_odds) for p in PLAYERS if p != viewer
         }
 
-    def update(self, actions: Iterable[Action]) -> None:
+    def update(self, actions: Iterable[Action], board: GameState | None = None) -> None:
+        """Take the actions of an ingest report; ``board``: the state they were seen on
+        (the moves' ``split_lean``, for split models that lean)."""
         for action in actions:
             seat = self.seats.get(action.seat)
             if seat is None:
@@ -281,7 +366,7 @@ class Belief:
             if action.kind == "place":
                 seat.place(action.cell)
             elif action.kind == "move":
-                seat.move(action.cells or (action.cell,), action.dst)
+                seat.move(action.cells or (action.cell,), action.dst, board)
             else:
                 seat.holds_one(action.cells)
 

@@ -7,13 +7,13 @@ import random
 from collections.abc import Callable, Mapping
 
 from arena.local import play_local
-from state.belief import SplitPrior, world_sampler
+from state.belief import SplitPrior, split_lean, world_sampler
 from state.boardgen import random_geometry
 from state.game import UNKNOWN, GameState, Move
 from state.observe import IngestReport, ingest, placement_report, state_from_observation
 from state.settings import SETTINGS
 from strategies.base import Budget
-from strategies.hybrid import HybridStrategy, split_prior
+from strategies.hybrid import ADAPTIVE_SPLITS, HybridStrategy, split_prior
 from strategies.mcts import Mcts, MctsParams
 from strategies.registry import make_strategy
 
@@ -250,8 +250,31 @@ def test_the_adaptive_split_prior_weighs_models_per_seat_and_searches() -> None:
     assert strategy.belief is not None
     for seat in strategy.belief.seats.values():
         weights = seat.model_weights()
-        assert set(weights) == {"half", "three", "uniform"}
+        assert set(weights) == {name for name, _ in ADAPTIVE_SPLITS}
         assert abs(sum(weights.values()) - 1.0) < 1e-9
+    assert strategy.move(view.copy(), Budget.seconds(30)) in truth.legal_moves()
+
+
+def test_the_leaning_split_prior_reads_each_seen_move_off_the_board_and_searches() -> None:
+    """With ``split_prior=leaning`` the strategy hands the ingested board to the belief:
+    each stack a move made carries that move's ``split_lean`` on it."""
+    truth = opening(4, 5)
+    view, reports = viewer_state(after_placement(4), truth)
+    strategy = HybridStrategy({"seed": 1, "max_iterations": 50, "split_prior": "leaning"})
+    strategy.new_game(SETTING, 1)
+    for report in reports:
+        strategy.observe(view, report)
+    assert strategy.belief is not None
+    moves = [a for r in reports for a in r.actions if a.kind == "move" and a.seat != 1]
+    assert len(moves) == 3  # seats 2, 3 and 4 each moved once
+    leans = []
+    for action in moves:
+        seat = strategy.belief.seats[action.seat]
+        child = seat.node_of[action.dst]
+        (source,) = [n.cell for n in seat.nodes if child in n.events]
+        leans.append(seat.nodes[child].lean)
+        assert leans[-1] == split_lean(view, source, action.dst)
+    assert leans == [1, 1, 1]  # without the board every move would have lean 0
     assert strategy.move(view.copy(), Budget.seconds(30)) in truth.legal_moves()
 
 
