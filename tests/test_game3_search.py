@@ -240,13 +240,22 @@ def test_belief_prior_and_reset_after_a_resync() -> None:
     assert strategy.move(view.copy(), Budget.seconds(30)) in truth.legal_moves()
 
 
-def test_the_adaptive_split_prior_weighs_models_per_seat_and_searches() -> None:
+def observed_opening(
+    prior: str,
+) -> tuple[GameState, GameState, list[IngestReport], HybridStrategy]:
+    """Seat 1's main strategy with ``split_prior=prior`` after observing the placement
+    and one round of moves of ``opening(4, 5)``: (truth, view, reports, strategy)."""
     truth = opening(4, 5)
     view, reports = viewer_state(after_placement(4), truth)
-    strategy = HybridStrategy({"seed": 1, "max_iterations": 50, "split_prior": "adaptive"})
+    strategy = HybridStrategy({"seed": 1, "max_iterations": 50, "split_prior": prior})
     strategy.new_game(SETTING, 1)
     for report in reports:
         strategy.observe(view, report)
+    return truth, view, reports, strategy
+
+
+def test_the_adaptive_split_prior_weighs_models_per_seat_and_searches() -> None:
+    truth, view, _reports, strategy = observed_opening("adaptive")
     assert strategy.belief is not None
     for seat in strategy.belief.seats.values():
         weights = seat.model_weights()
@@ -258,12 +267,7 @@ def test_the_adaptive_split_prior_weighs_models_per_seat_and_searches() -> None:
 def test_the_leaning_split_prior_reads_each_seen_move_off_the_board_and_searches() -> None:
     """With ``split_prior=leaning`` the strategy hands the ingested board to the belief:
     each stack a move made carries that move's ``split_lean`` on it."""
-    truth = opening(4, 5)
-    view, reports = viewer_state(after_placement(4), truth)
-    strategy = HybridStrategy({"seed": 1, "max_iterations": 50, "split_prior": "leaning"})
-    strategy.new_game(SETTING, 1)
-    for report in reports:
-        strategy.observe(view, report)
+    truth, view, reports, strategy = observed_opening("leaning")
     assert strategy.belief is not None
     moves = [a for r in reports for a in r.actions if a.kind == "move" and a.seat != 1]
     assert len(moves) == 3  # seats 2, 3 and 4 each moved once
