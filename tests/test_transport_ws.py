@@ -43,12 +43,14 @@ async def test_full_game_over_ws_mixed_with_tcp() -> None:
     async with open_arena(("ws://127.0.0.1:0/arena",)) as arena:
         url = arena.url("ws")
         assert url.endswith("/arena")
-        # Connection order is not seat order: seats go by ascending team id.
+        # Connection order is not seat order: seats go by ascending team id. Greedy
+        # players place where there is most room, so every seat has a first move (a
+        # random player may place where the later placements shut it in: it did once).
         summaries = await run_players(
-            ws_player(url, 40),
-            tcp_player(arena.tcp_port, 10),
+            ws_player(url, 40, strategy="greedy"),
+            tcp_player(arena.tcp_port, 10, strategy="greedy"),
             ws_player(url, 30, strategy="greedy"),
-            tcp_player(arena.tcp_port, 20),
+            tcp_player(arena.tcp_port, 20, strategy="greedy"),
         )
         record, result = await arena.result()
     check_game(record, result)

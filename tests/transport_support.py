@@ -117,9 +117,12 @@ def session(game: int = 1, strategy: str = "random") -> GameSession:
     return GameSession(get_setting(game), make_strategy(strategy, {}), LIMITS)
 
 
-def tcp_player(port: int, team: int, game: int = 1) -> Awaitable[GameSummary]:
+def tcp_player(
+    port: int, team: int, game: int = 1, strategy: str = "random"
+) -> Awaitable[GameSummary]:
     return play_tcp(
-        session(game), ConnectOptions(port=port, team=team, connect_for=10, reconnect_for=2)
+        session(game, strategy),
+        ConnectOptions(port=port, team=team, connect_for=10, reconnect_for=2),
     )
 
 
