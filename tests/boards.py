@@ -45,10 +45,19 @@ def random_play(state: GameState, rng: random.Random, plies: int) -> GameState:
     return state
 
 
-def shut_in_at_placement(replay: Replay, seat: int) -> bool:
-    """Whether ``seat`` had no legal move once all four seats had placed (a random
-    placement can box a stack in for the whole game)."""
+def shut_in_before_first_turn(replay: Replay, seat: int) -> bool:
+    """Whether ``seat`` had no legal move when its first turn came: after every seat
+    placed and the seats before it made their first moves (a random placement, or the
+    slides of the seats before it, can box a stack in for the whole game)."""
+    verdict: bool | None = None  # set once all four seats have placed
+    seen: set[int] = set()
     for event, state in positions(replay):
-        if event.kind == "place" and not state.placing:
-            return not state.has_moves(seat)
-    return False
+        if verdict is None:
+            if event.kind == "place" and not state.placing:
+                verdict = not state.has_moves(seat)
+            continue
+        if event.seat >= seat or event.seat in seen:
+            return verdict  # the seat's first turn had come
+        seen.add(event.seat)
+        verdict = not state.has_moves(seat)
+    return bool(verdict)

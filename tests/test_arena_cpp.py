@@ -26,7 +26,7 @@ import pytest
 from arena.replay import Replay, read_replay
 from arena.results import GameResult, read_results
 from tests.arena_support import TEMPLATE
-from tests.boards import shut_in_at_placement
+from tests.boards import shut_in_before_first_turn
 
 SOURCE = Path(__file__).with_name("course_template_player.cpp")
 # RULES.md section 2: dir -> (dx on the first index, dy on the second).
@@ -283,7 +283,7 @@ def _check_row(row: GameResult, replay: Replay, game: int, teams: list[int]) -> 
     assert sum(row.points) == pytest.approx(11)
     moves = _moves_per_seat(replay)
     for seat, made in enumerate(moves, start=1):
-        assert made > 0 or shut_in_at_placement(replay, seat), (seat, moves)
+        assert made > 0 or shut_in_before_first_turn(replay, seat), (seat, moves)
     assert sum(moves) == row.moves
     assert row.seat_moves == moves
 

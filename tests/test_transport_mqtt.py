@@ -35,7 +35,7 @@ from protocol.msgpack_codec import (
     encode_payload,
 )
 from tests.arena_support import check_game
-from tests.boards import shut_in_at_placement
+from tests.boards import shut_in_before_first_turn
 from tests.transport_support import (
     Broker,
     match_id,
@@ -72,7 +72,7 @@ async def test_full_game_over_mqtt_mixed_with_ws_and_tcp(broker: Broker) -> None
         assert summary.moves == sum(
             1 for e in record.events if e.seat == summary.seat and e.kind == "move"
         )
-        assert summary.moves > 0 or shut_in_at_placement(replay, summary.seat)
+        assert summary.moves > 0 or shut_in_before_first_turn(replay, summary.seat)
         assert summary.score == result.scores[summary.seat - 1]
 
 
