@@ -49,15 +49,11 @@ def shut_in_before_first_turn(replay: Replay, seat: int) -> bool:
     """Whether ``seat`` had no legal move when its first turn came: after every seat
     placed and the seats before it made their first moves (a random placement, or the
     slides of the seats before it, can box a stack in for the whole game)."""
-    verdict: bool | None = None  # set once all four seats have placed
-    seen: set[int] = set()
+    boxed = False
+    # A replay has an event for every turn (skips and passes too), so the position
+    # before the seat's first event after placement is the one its first turn saw.
     for event, state in positions(replay):
-        if verdict is None:
-            if event.kind == "place" and not state.placing:
-                verdict = not state.has_moves(seat)
-            continue
-        if event.seat >= seat or event.seat in seen:
-            return verdict  # the seat's first turn had come
-        seen.add(event.seat)
-        verdict = not state.has_moves(seat)
-    return bool(verdict)
+        if event.seat == seat and event.kind != "place":
+            break
+        boxed = not state.placing and not state.has_moves(seat)
+    return boxed

@@ -44,8 +44,9 @@ async def test_full_game_over_ws_mixed_with_tcp() -> None:
         url = arena.url("ws")
         assert url.endswith("/arena")
         # Connection order is not seat order: seats go by ascending team id. Greedy
-        # players place where there is most room, so every seat has a first move (a
-        # random player may place where the later placements shut it in: it did once).
+        # players place on a cell with the most room, where the few stacks placed and
+        # slid before a seat's first turn cannot close every direction (a random
+        # player may place where they do: it did once).
         summaries = await run_players(
             ws_player(url, 40, strategy="greedy"),
             tcp_player(arena.tcp_port, 10, strategy="greedy"),
