@@ -72,6 +72,11 @@ class MctsParams(BaseModel):
     playout_splits: bool = Field(
         False, description="the seats' learned split rules (opponent_splits) in playouts too"
     )
+    playout_cutoff: int = Field(
+        0,
+        ge=0,
+        description="turns a playout plays before its position is evaluated (0: to the end)",
+    )
     leaf_playouts: int = Field(
         1, ge=1, le=64, description="playouts from each new leaf, their rewards averaged"
     )
@@ -89,8 +94,9 @@ class MctsParams(BaseModel):
     def playout_policy(self) -> PlayoutPolicy:
         """The kernel's policy for ``playout``."""
         if self.playout == "random":
-            return PlayoutPolicy.uniform()
-        return PlayoutPolicy(self.epsilon, self.samples, area_split=self.playout == "heuristic")
+            return PlayoutPolicy(cutoff=self.playout_cutoff)
+        area = self.playout == "heuristic"
+        return PlayoutPolicy(self.epsilon, self.samples, area, cutoff=self.playout_cutoff)
 
     def playout_kernel(self) -> PlayoutKernel:
         """The kernel to play out with now (the Python one while the fast one compiles)."""

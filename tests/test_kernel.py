@@ -15,6 +15,7 @@ import random
 import subprocess
 import sys
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -83,8 +84,12 @@ def stream(seed: int) -> list[float]:
 
 
 def replay(state: GameState, trace: Trace, policy: PlayoutPolicy) -> None:
-    """Play ``trace`` on ``state`` by the rules, checking every turn."""
-    assert trace.turns[-4:] == [(PASS, PASS, PASS)] * 4, "a game ends on four passes"
+    """Play ``trace`` on ``state`` by the rules, checking every turn: to the end, or
+    with a cutoff that stopped it, exactly that many turns."""
+    if trace.finished:
+        assert trace.turns[-4:] == [(PASS, PASS, PASS)] * 4, "a game ends on four passes"
+    else:
+        assert policy.cutoff and len(trace.turns) == policy.cutoff, "stopped off the cutoff"
     for cell, dst, split in trace.turns:
         if state.is_terminal():
             assert cell == PASS, "the kernel played on after the end"
@@ -107,7 +112,81 @@ def replay(state: GameState, trace: Trace, policy: PlayoutPolicy) -> None:
         elif policy.area_split and count > 2:
             assert split == area_split(state, cell, dst)
         state.apply(Move(cell, split, direction))
-    assert state.is_terminal(), "the kernel stopped before the end"
+    if trace.finished:
+        assert state.is_terminal(), "the kernel stopped before the end"
+
+
+def evaluation(state: GameState) -> list[float]:
+    """The evaluation of a playout stopped early, from the rules' side: the free cells
+    in parts connected as slides move (eight ways); a seat's stack with a slide into a
+    part (``GameState.slides`` of that seat) wants its sheep but one there; each part
+    is shared out round by round (``shares``); a seat's cells grow by its shares (at
+    most its movable sheep) and its score by what they add to a region of all its
+    cells."""
+    geometry, owner, sheep = state.geometry, state.owner, state.sheep
+    part: dict[int, int] = {}
+    sizes: list[int] = []
+    for start in geometry.cells:
+        if owner[start] == 0 and start not in part:
+            todo = [start]
+            part[start] = len(sizes)
+            while todo:
+                # Joined as slides move: eight ways, the first cell of each ray.
+                for nb in (ray[0] for ray in geometry.rays[todo.pop()] if ray):
+                    if owner[nb] == 0 and nb not in part:
+                        part[nb] = len(sizes)
+                        todo.append(nb)
+            sizes.append(sum(1 for k in part.values() if k == len(sizes)))
+    wants = [[0] * 5 for _ in sizes]
+    movable = [0] * 5
+    for p in (1, 2, 3, 4):
+        for c in {c for c, _d, _t in state.slides(p)}:
+            movable[p] += sheep[c] - 1
+            for k in {part[ray[0]] for ray in geometry.rays[c] if ray and owner[ray[0]] == 0}:
+                wants[k][p] += sheep[c] - 1
+    gain = [0.0] * 5
+    for k, size in enumerate(sizes):
+        for p, got in shares(wants[k], size).items():
+            gain[p] += got
+    scores = region_scores(state)
+    for p in (1, 2, 3, 4):
+        n = sum(1 for c in geometry.cells if owner[c] == p)
+        scores[p - 1] += (n + min(gain[p], movable[p])) ** 1.25 - n**1.25
+    return scores
+
+
+def region_scores(state: GameState) -> list[float]:
+    """Each seat's exact score by a flood fill of ``state.owner`` alone."""
+    geometry, owner = state.geometry, state.owner
+    scores = [0.0] * 4
+    seen: set[int] = set()
+    for start in geometry.cells:
+        if owner[start] > 0 and start not in seen:
+            region, todo = {start}, [start]
+            while todo:
+                for nb in geometry.neighbours[todo.pop()]:
+                    if owner[nb] == owner[start] and nb not in region:
+                        region.add(nb)
+                        todo.append(nb)
+            seen |= region
+            scores[owner[start] - 1] += len(region) ** 1.25
+    return scores
+
+
+def shares(wants: list[int], size: int) -> dict[int, float]:
+    """``size`` cells dealt one per seat a round to the seats that want them, until
+    each has what it wants or the cells run out (the last round split evenly)."""
+    got = {p: 0.0 for p in range(1, 5) if wants[p] > 0}
+    left = float(size)
+    while left > 1e-12:
+        hungry = [p for p in got if got[p] < wants[p] - 1e-12]
+        if not hungry:
+            break
+        step = min(left / len(hungry), min(wants[p] - got[p] for p in hungry))
+        for p in hungry:
+            got[p] += step
+        left -= step * len(hungry)
+    return got
 
 
 @SETTINGS_40
@@ -141,6 +220,93 @@ def test_fast_kernel_plays_the_python_kernels_game(
     replay(state, got, policy)
 
 
+CUT_CASES = given(
+    game=st.sampled_from([1, 2, 4]),
+    seed=st.integers(0, 2**31 - 1),
+    plies=st.sampled_from([0, 5, 20, 40, 60]),
+    policy=POLICIES,
+    cutoff=st.sampled_from([1, 4, 8, 20, 50]),
+)
+
+
+@SETTINGS_40
+@CUT_CASES
+def test_python_kernel_stops_at_the_cutoff_and_evaluates(
+    game: int, seed: int, plies: int, policy: PlayoutPolicy, cutoff: int
+) -> None:
+    """A playout with a cutoff plays that many legal turns and evaluates the position
+    there, unless the game ends first: then it is scored exactly."""
+    state = position(game, seed, plies)
+    policy = replace(policy, cutoff=cutoff)
+    trace = get_kernel("python").play_stream(state, policy, stream(seed))
+    replay(state, trace, policy)
+    assert trace.owner == state.owner and trace.sheep == state.sheep
+    if trace.finished:
+        assert len(trace.turns) <= cutoff, "played past the cutoff"
+        assert trace.scores == pytest.approx(state.exact_scores())
+    else:
+        # (A game that ended without four passes yet is evaluated: to its exact score.)
+        assert trace.scores == pytest.approx(evaluation(state))
+        # Every seat keeps at least what it holds; sheep that can still move add to it.
+        held = [state.exact_score(p) for p in (1, 2, 3, 4)]
+        assert all(s >= h - 1e-9 for s, h in zip(trace.scores, held, strict=True))
+
+
+@needs_fast
+@SETTINGS_40
+@CUT_CASES
+def test_fast_kernel_stops_and_evaluates_as_the_python_kernel(
+    game: int, seed: int, plies: int, policy: PlayoutPolicy, cutoff: int
+) -> None:
+    state = position(game, seed, plies)
+    policy = replace(policy, cutoff=cutoff)
+    uniforms = stream(seed)
+    expected = get_kernel("python").play_stream(state, policy, uniforms)
+    got = get_kernel("fast").play_stream(state, policy, uniforms)
+    assert got.turns == expected.turns and got.finished == expected.finished
+    assert got.owner == expected.owner and got.sheep == expected.sheep
+    assert got.scores == pytest.approx(expected.scores, abs=1e-9)
+
+
+def test_evaluation_counts_boxed_in_sheep_as_lost() -> None:
+    """A stack that can no longer slide adds nothing; the free cells are shared out
+    among the stacks that can reach them, one a round, as play does."""
+    state = position(1, 11, 0)
+    geometry = state.geometry
+    assert state.sheep[state.stacks[1][0]] == 16
+    # 60 free cells, four seats of 15 movable sheep: each gets its 15 (when all reach
+    # one part of the free area, as at the start here).
+    assert evaluation(state) == pytest.approx([16**1.25] * 4)
+    # Seat 1 boxed in: every free first cell of its rays goes to seat 2.
+    blocked = state.copy()
+    cell = state.stacks[1][0]
+    for ray in geometry.rays[cell]:
+        if ray and blocked.owner[ray[0]] == 0:
+            blocked.owner[ray[0]] = 2
+            blocked.sheep[ray[0]] = 1
+    assert not blocked.slides(1)
+    assert evaluation(blocked)[0] == pytest.approx(1.0)
+    trace = get_kernel("python").play_stream(blocked, PlayoutPolicy(cutoff=1), stream(2))
+    assert not trace.finished
+    assert trace.scores == pytest.approx(evaluation(blocked))
+    assert trace.scores[0] == pytest.approx(1.0)
+
+
+def test_shares_are_dealt_round_by_round() -> None:
+    from strategies.kernel.pure import share_out
+
+    for wants, size, expected in [
+        ([0, 15, 15, 0, 0], 3, {1: 1.5, 2: 1.5}),
+        ([0, 1, 15, 15, 0], 7, {1: 1.0, 2: 3.0, 3: 3.0}),
+        ([0, 2, 3, 0, 4], 20, {1: 2.0, 2: 3.0, 4: 4.0}),
+        ([0, 0, 0, 0, 0], 5, {}),
+    ]:
+        assert shares(wants, size) == pytest.approx(expected)
+        gain = [0.0] * 5
+        share_out(wants, size, gain)
+        assert gain == pytest.approx([expected.get(p, 0.0) for p in range(5)])
+
+
 def test_seat_split_rules_are_named_and_checked() -> None:
     policy = PlayoutPolicy(0.3, 3, True).with_rules({2: "half", 4: "all-but-one"})
     assert policy.seat_splits == (0, 0, 1, 0, 3)
@@ -148,6 +314,8 @@ def test_seat_split_rules_are_named_and_checked() -> None:
     assert set(SPLIT_RULES[1:]) == set(RULES), "the kernels' rules are the opponent model's"
     with pytest.raises(ValueError, match="seat_splits"):
         PlayoutPolicy(seat_splits=(0, 0, 4, 0, 0))
+    with pytest.raises(ValueError, match="cutoff must be 0"):
+        PlayoutPolicy(cutoff=-1)
     with pytest.raises(ValueError, match="'thirds' for seat 2"):
         policy.with_rules({2: "thirds"})
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -515,3 +516,26 @@ def test_every_playout_policy_scores_a_finished_game_and_leaves_the_state(playou
         MctsParams(playout="smart")
     with pytest.raises(ParameterError, match="playout"):
         HybridStrategy({"playout": "smart"})
+
+
+@pytest.mark.parametrize("playout", ["heuristic", "heuristic-random", "random"])
+def test_playout_cutoff_stops_every_playout_policy_and_the_search_uses_it(playout: str) -> None:
+    """``playout_cutoff`` goes into the kernel's policy for every playout setting; a
+    leaf is then valued by the evaluation after that many turns (the kernel tests
+    check the evaluation), and the search runs on it to a legal move."""
+    params = MctsParams(playout=playout, playout_cutoff=6, kernel="python")
+    policy = params.playout_policy()
+    assert policy.cutoff == 6
+    assert policy == replace(MctsParams(playout=playout).playout_policy(), cutoff=6)
+    state = next(s for s in positions(1, 6, seed=9) if len(s.slides()) >= 4)
+    before = state.canonical()
+    trace = params.playout_kernel().play_stream(state, policy, [0.5] * 10_000)
+    assert len(trace.turns) == 6 and not trace.finished
+    mcts = Mcts(params, random.Random(8))
+    mcts.set_root(state)
+    mcts.search(state, Budget.seconds(30), time.monotonic() + 30, max_iterations=60)
+    assert mcts.root is not None and mcts.root.n == 60 and state.canonical() == before
+    move = mcts.best()
+    assert move is not None and move in state.legal_moves()
+    with pytest.raises(ValueError, match="playout_cutoff"):
+        MctsParams(playout_cutoff=-1)

@@ -23,6 +23,18 @@ random, or the area guess (``strategies.common.area_split``). ``epsilon=1`` is
 uniformly random play. A seat can be given a fixed split rule instead
 (``seat_splits``: in half, one sheep, all but one), the rule the opponent model has
 seen it follow (``strategies.opponents``).
+
+A playout can stop early (``cutoff``: the turns it plays before the position is
+evaluated; 0 plays to the end). The evaluation (``estimated_scores`` in both
+kernels) is a territory count: the free cells in parts connected as slides move
+(eight ways, ``Board.around``); each seat wants, in each part, the sheep (all but
+one) of its stacks that can slide into it; a part is dealt out as play deals it, one
+cell per seat a round, a seat that wants fewer than its share leaving the rest to
+the others; a seat's score is its exact score now plus what its share of cells (at
+most its movable sheep) adds to a region of all its cells. A stack boxed in for good
+adds nothing: its sheep are lost, as at the end. It lost to full playouts in every
+screen (the README's "Leaf evaluation"): off by default, the place where a better
+evaluation would go.
 """
 
 from __future__ import annotations
@@ -66,14 +78,19 @@ class PlayoutPolicy:
     """How a playout picks its slides and splits (see the module docstring).
 
     ``seat_splits[seat]`` (index 0 unused) is an index of ``SPLIT_RULES``: 0 splits as
-    the policy does, 1 in half (``count // 2``), 2 one sheep, 3 all but one."""
+    the policy does, 1 in half (``count // 2``), 2 one sheep, 3 all but one.
+    ``cutoff`` > 0: the playout stops after that many turns (passes included) and
+    the position is evaluated instead of scored (see the module docstring)."""
 
     epsilon: float = 1.0
     samples: int = 1
     area_split: bool = False
     seat_splits: tuple[int, int, int, int, int] = NO_SEAT_SPLITS
+    cutoff: int = 0
 
     def __post_init__(self) -> None:
+        if self.cutoff < 0:
+            raise ValueError(f"cutoff must be 0 (play to the end) or more, not {self.cutoff}")
         if len(self.seat_splits) != 5 or not all(
             0 <= r < len(SPLIT_RULES) for r in self.seat_splits
         ):
@@ -101,12 +118,15 @@ class PlayoutPolicy:
 class Trace:
     """What a playout played (``play_stream``): one entry per turn, (cell, dst, split)
     for a slide and (PASS, PASS, PASS) for a turn without a move; the final owners
-    and counts (wire cells, no sentinel) and each seat's exact score."""
+    and counts (wire cells, no sentinel) and each seat's exact score, or with a
+    ``cutoff`` that stopped the game early (``finished`` false) the position there
+    and its evaluation."""
 
     turns: list[tuple[int, int, int]]
     owner: list[int]
     sheep: list[int]
     scores: list[float]
+    finished: bool = True
 
 
 class PlayoutKernel(Protocol):
@@ -127,10 +147,12 @@ class Board:
     """A geometry as the kernels read it: flat tables, cell ``n`` an obstacle sentinel.
 
     ``first[8 * cell + k]`` is the first cell of the ray of direction index ``k``
-    (the sentinel when the ray is empty), ``rays[8 * cell + k]`` the whole ray.
+    (the sentinel when the ray is empty), ``rays[8 * cell + k]`` the whole ray;
+    ``around[cell]`` the cells a slide can enter first (the 8-connection of the free
+    area, where ``neighbours`` is the 4-connection of regions).
     """
 
-    __slots__ = ("cells", "first", "n", "neighbours", "pow", "rays")
+    __slots__ = ("around", "cells", "first", "n", "neighbours", "pow", "rays")
 
     def __init__(self, geometry: Geometry) -> None:
         n = geometry.size * geometry.size
@@ -139,6 +161,9 @@ class Board:
         self.rays: list[tuple[int, ...]] = [r for cell_rays in geometry.rays for r in cell_rays]
         self.first: list[int] = [r[0] if r else n for r in self.rays]
         self.neighbours = geometry.neighbours
+        self.around: list[tuple[int, ...]] = [
+            tuple(r[0] for r in cell_rays if r) for cell_rays in geometry.rays
+        ]
         self.pow: list[float] = [region_value(s) for s in range(len(geometry.cells) + 1)]
 
 

@@ -30,7 +30,7 @@ from strategies.kernel import (
     Trace,
     board_of,
 )
-from strategies.kernel.pure import DRAWS
+from strategies.kernel.pure import DRAWS, FIRST_PART
 
 log = logging.getLogger(__name__)
 
@@ -220,17 +220,20 @@ def _play(
     samples: int,
     area: bool,
     seat_splits: Any,
+    cutoff: int,
     seed: int,
     stream: Any,
     turns: Any,
-) -> int:
-    """``pure.play`` on arrays; returns the turns played (recorded in ``turns`` if it
-    has room)."""
+    live: Any,
+    live_n: Any,
+) -> tuple[int, bool]:
+    """``pure.play`` on arrays, the seats' movable stacks in ``live`` (filled here);
+    returns the turns played (recorded in ``turns`` if it has room) and whether the
+    game ended."""
     pos = np.zeros(2, np.uint64)  # the stream's next index, the generator's state
     pos[1] = seed
     n = owner.shape[0] - 1
-    live = np.empty((5, n), np.int64)
-    live_n = np.zeros(5, np.int64)
+    live_n[:] = 0
     for c in range(n):
         o = owner[c]
         if o > 0 and sheep[c] > 1:
@@ -242,6 +245,8 @@ def _play(
     played = 0
     record = turns.shape[0]
     while idle < 4:
+        if played == cutoff and cutoff:
+            return played, False
         slide = -1
         if not done[p] and live_n[p] > 0:
             if epsilon >= 1.0 or _uniform(stream, pos) < epsilon:
@@ -294,34 +299,113 @@ def _play(
                 turns[played, 2] = split
         played += 1
         p = p % 4 + 1
-    return played
+    return played, True
+
+
+@jit
+def _flood(owner: Any, start: int, fill: int, nb_off: Any, nb_cells: Any, todo: Any) -> int:
+    """``pure.flood`` over the adjacency ``nb_off``/``nb_cells`` (CSR; ``todo``: room for
+    every cell)."""
+    o = owner[start]
+    owner[start] = fill
+    todo[0] = start
+    top = 1
+    size = 0
+    while top > 0:
+        top -= 1
+        c = todo[top]
+        size += 1
+        for j in range(nb_off[c], nb_off[c + 1]):
+            nb = nb_cells[j]
+            if owner[nb] == o:
+                owner[nb] = fill
+                todo[top] = nb
+                top += 1
+    return size
 
 
 @jit
 def _final_scores(owner: Any, cells: Any, nb_off: Any, nb_cells: Any, pw: Any) -> Any:
     """``pure.final_scores``."""
-    seen = np.zeros(owner.shape[0], np.bool_)
     todo = np.empty(cells.shape[0], np.int64)
     score = np.zeros(4)
     for start in cells:
         o = owner[start]
-        if o <= 0 or seen[start]:
-            continue
-        seen[start] = True
-        todo[0] = start
-        top = 1
-        size = 0
-        while top > 0:
-            top -= 1
-            c = todo[top]
-            size += 1
-            for j in range(nb_off[c], nb_off[c + 1]):
-                nb = nb_cells[j]
-                if not seen[nb] and owner[nb] == o:
-                    seen[nb] = True
-                    todo[top] = nb
-                    top += 1
-        score[o - 1] += pw[size]
+        if o > 0:
+            score[o - 1] += pw[_flood(owner, start, 0, nb_off, nb_cells, todo)]
+    return score
+
+
+@jit
+def _share_out(wants: Any, size: int, gain: Any) -> None:
+    """``pure.share_out`` (``wants`` is changed: a served seat's want becomes 0)."""
+    left = float(size)
+    n_open = 0
+    for p in range(1, 5):
+        if wants[p] > 0:
+            n_open += 1
+    while n_open > 0:
+        low = 0
+        for p in range(1, 5):
+            if wants[p] > 0 and (low == 0 or wants[p] < wants[low]):
+                low = p
+        share = left / n_open
+        if wants[low] > share:
+            for p in range(1, 5):
+                if wants[p] > 0:
+                    gain[p] += share
+            return
+        gain[low] += wants[low]
+        left -= wants[low]
+        wants[low] = 0
+        n_open -= 1
+
+
+@jit
+def _estimated_scores(
+    owner: Any, sheep: Any, live: Any, live_n: Any, first: Any, cells: Any, nb_off: Any,
+    nb_cells: Any, pw: Any, ar_off: Any, ar_cells: Any,
+) -> Any:  # fmt: skip
+    """``pure.estimated_scores``."""
+    sizes = np.zeros(cells.shape[0], np.int64)
+    todo = np.empty(cells.shape[0], np.int64)
+    n_parts = 0
+    for start in cells:
+        if owner[start] == 0:
+            sizes[n_parts] = _flood(owner, start, FIRST_PART - n_parts, ar_off, ar_cells, todo)
+            n_parts += 1
+    wants = np.zeros((n_parts, 5), np.int64)
+    movable = np.zeros(5, np.int64)
+    seen = np.empty(8, np.int64)
+    for p in range(1, 5):
+        for i in range(live_n[p]):
+            c = live[p, i]
+            n_seen = 0
+            for k in range(8):
+                q = FIRST_PART - owner[first[8 * c + k]]
+                if q < 0:
+                    continue
+                new = True
+                for m in range(n_seen):
+                    if seen[m] == q:
+                        new = False
+                if new:
+                    seen[n_seen] = q
+                    n_seen += 1
+                    wants[q, p] += sheep[c] - 1
+            if n_seen > 0:
+                movable[p] += sheep[c] - 1
+    gain = np.zeros(5)
+    for q in range(n_parts):
+        _share_out(wants[q], sizes[q], gain)
+    count = np.zeros(5, np.int64)
+    for c in cells:
+        if owner[c] > 0:
+            count[owner[c]] += 1
+    score = _final_scores(owner, cells, nb_off, nb_cells, pw)
+    for p in range(1, 5):
+        n = count[p]
+        score[p - 1] += (n + min(gain[p], movable[p])) ** 1.25 - n**1.25
     return score
 
 
@@ -338,10 +422,13 @@ def _scores(
     nb_cells: Any,
     cells: Any,
     pw: Any,
+    ar_off: Any,
+    ar_cells: Any,
     epsilon: float,
     samples: int,
     area: bool,
     seat_splits: Any,
+    cutoff: int,
     seed: int,
     stream: Any,
     turns: Any,
@@ -352,21 +439,29 @@ def _scores(
     owner[:-1] = owner_in
     owner[-1] = -1
     sheep = sheep_in.copy()
-    played = _play(
+    live = np.empty((5, owner.shape[0] - 1), np.int64)
+    live_n = np.zeros(5, np.int64)
+    played, finished = _play(
         owner, sheep, to_move, done_in, first, ray_off, ray_cells, nb_off, nb_cells,
-        epsilon, samples, area, seat_splits, seed, stream, turns,
+        epsilon, samples, area, seat_splits, cutoff, seed, stream, turns, live, live_n,
     )  # fmt: skip
     owner_in[:] = owner[:-1]
     sheep_in[:] = sheep
-    return _final_scores(owner, cells, nb_off, nb_cells, pw), played
+    if finished:
+        return _final_scores(owner, cells, nb_off, nb_cells, pw), played, True
+    score = _estimated_scores(
+        owner, sheep, live, live_n, first, cells, nb_off, nb_cells, pw, ar_off, ar_cells
+    )
+    return score, played, False
 
 
-Tables = tuple[Any, Any, Any, Any, Any, Any, Any]
+Tables = tuple[Any, Any, Any, Any, Any, Any, Any, Any, Any]
 
 
 @functools.lru_cache(maxsize=64)
 def tables_of(geometry: Geometry) -> Tables:
-    """``Board``'s tables as int64 arrays (CSR rays and neighbours) for the compiled code."""
+    """``Board``'s tables as int64 arrays (CSR rays, neighbours and ``around``) for the
+    compiled code."""
     board = board_of(geometry)
     ray_off = np.zeros(len(board.rays) + 1, np.int64)
     ray_off[1:] = np.cumsum([len(r) for r in board.rays])
@@ -381,7 +476,15 @@ def tables_of(geometry: Geometry) -> Tables:
         np.array([c for nb in board.neighbours for c in nb], np.int64),
         np.array(board.cells, np.int64),
         np.array(board.pow, np.float64),
+        *csr(board.around),
     )
+
+
+def csr(lists: list[tuple[int, ...]]) -> tuple[Any, Any]:
+    """Lists of cells as offsets and one array (``cells[off[i]:off[i + 1]]`` is list i)."""
+    off = np.zeros(len(lists) + 1, np.int64)
+    off[1:] = np.cumsum([len(x) for x in lists])
+    return off, np.array([c for x in lists for c in x], np.int64)
 
 
 @functools.lru_cache(maxsize=64)
@@ -400,7 +503,7 @@ class FastKernel:
 
     def scores(self, state: GameState, policy: PlayoutPolicy, rng: random.Random) -> list[float]:
         cells = len(state.owner)
-        out, _ = _scores(
+        out, _, _ = _scores(
             np.fromiter(state.owner, np.int64, cells),
             np.fromiter(state.sheep, np.int64, cells),
             state.to_move,
@@ -410,6 +513,7 @@ class FastKernel:
             policy.samples,
             policy.area_split,
             seat_array(policy.seat_splits),
+            policy.cutoff,
             rng.getrandbits(63),
             _NO_STREAM,
             _NO_TURNS,
@@ -422,16 +526,18 @@ class FastKernel:
         owner = np.array(state.owner, np.int64)
         sheep = np.array(state.sheep, np.int64)
         turns = np.empty((4 * (len(owner) + 2), 3), np.int64)
-        out, played = _scores(
+        out, played, finished = _scores(
             owner, sheep, state.to_move, np.array(state.done, np.bool_),
             *tables_of(state.geometry), policy.epsilon, policy.samples, policy.area_split,
-            seat_array(policy.seat_splits), 0, np.array(stream, np.float64), turns,
+            seat_array(policy.seat_splits), policy.cutoff, 0, np.array(stream, np.float64),
+            turns,
         )  # fmt: skip
         return Trace(
             [(int(a), int(b), int(c)) for a, b, c in turns[:played]],
             owner.tolist(),
             sheep.tolist(),
             out.tolist(),
+            bool(finished),
         )
 
 
@@ -446,5 +552,5 @@ def compile_kernel() -> None:
     state = GameState(setting, random_geometry(setting, 1))
     random_placement(state, rng)
     kernel = FastKernel()
-    for policy in (PlayoutPolicy.uniform(), PlayoutPolicy(0.3, 3, True)):
+    for policy in (PlayoutPolicy.uniform(), PlayoutPolicy(0.3, 3, True, cutoff=8)):
         kernel.scores(state, policy, rng)

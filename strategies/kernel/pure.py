@@ -37,8 +37,10 @@ class PythonKernel:
         board = board_of(state.geometry)
         owner = [*state.owner, -1]
         sheep = state.sheep[:]
-        play(board, owner, sheep, live_stacks(state), state.to_move, state.done, policy, rng.random)
-        return final_scores(board, owner)
+        live = live_stacks(state)
+        if play(board, owner, sheep, live, state.to_move, state.done, policy, rng.random):
+            return final_scores(board, owner)
+        return estimated_scores(board, owner, sheep, live)
 
     def play_stream(
         self, state: GameState, policy: PlayoutPolicy, stream: Sequence[float]
@@ -49,9 +51,13 @@ class PythonKernel:
         turns: list[tuple[int, int, int]] = []
         draws = iter(stream)
         live = live_stacks(state)
-        play(board, owner, sheep, live, state.to_move, state.done, policy, draws.__next__, turns)
+        finished = play(
+            board, owner, sheep, live, state.to_move, state.done, policy, draws.__next__, turns
+        )
         final = owner[:-1]
-        return Trace(turns, final, sheep, final_scores(board, owner))
+        if finished:
+            return Trace(turns, final, sheep, final_scores(board, owner))
+        return Trace(turns, final, sheep, estimated_scores(board, owner, sheep, live), False)
 
 
 def play(
@@ -64,18 +70,24 @@ def play(
     policy: PlayoutPolicy,
     rand: Callable[[], float],
     turns: list[tuple[int, int, int]] | None = None,
-) -> None:
+) -> bool:
     """Play to the end in place on ``owner`` (with the sentinel), ``sheep`` and each
-    seat's movable stacks ``live`` (``live_stacks``)."""
+    seat's movable stacks ``live`` (``live_stacks``), or until the policy's cutoff:
+    whether the game ended."""
     first = board.first
     rays = board.rays
     done = list(done_in)
     epsilon, samples, area = policy.epsilon, policy.samples, policy.area_split
     seat_splits = policy.seat_splits
     uniform = epsilon >= 1.0
+    cutoff = policy.cutoff
     p = to_move
     idle = 0
+    played = 0
     while idle < 4:
+        if played == cutoff and cutoff:
+            return False
+        played += 1
         stacks = live[p]
         slide = -1
         if not done[p] and stacks:
@@ -119,6 +131,7 @@ def play(
             if turns is not None:
                 turns.append((cell, dst, split))
         p = p % 4 + 1
+    return True
 
 
 def live_stacks(state: GameState) -> list[list[int]]:
@@ -247,17 +260,87 @@ def final_scores(board: Board, owner: list[int]) -> list[float]:
     score = [0.0, 0.0, 0.0, 0.0, 0.0]
     for start in board.cells:
         o = owner[start]
-        if o <= 0:
-            continue
-        owner[start] = 0
-        todo = [start]
-        size = 0
-        while todo:
-            c = todo.pop()
-            size += 1
-            for nb in neighbours[c]:
-                if owner[nb] == o:
-                    owner[nb] = 0
-                    todo.append(nb)
-        score[o] += pw[size]
+        if o > 0:
+            score[o] += pw[flood(neighbours, owner, start, 0)]
     return score[1:]
+
+
+def flood(neighbours: Sequence[Sequence[int]], owner: list[int], start: int, fill: int) -> int:
+    """Relabel the region of ``start`` (the cells of its owner value joined to it) as
+    ``fill`` (another value); its size."""
+    o = owner[start]
+    owner[start] = fill
+    todo = [start]
+    size = 0
+    while todo:
+        c = todo.pop()
+        size += 1
+        for nb in neighbours[c]:
+            if owner[nb] == o:
+                owner[nb] = fill
+                todo.append(nb)
+    return size
+
+
+FIRST_PART = -2
+"""``estimated_scores`` relabels the free cells of part ``k`` as ``FIRST_PART - k``."""
+
+
+def estimated_scores(
+    board: Board, owner: list[int], sheep: Sequence[int], live: Sequence[Sequence[int]]
+) -> list[float]:
+    """Each seat's score as the evaluation of a playout stopped early expects it (see
+    ``strategies.kernel``). Uses up ``owner`` as ``final_scores`` does."""
+    first = board.first
+    # The free area, in parts connected as slides move (part k relabelled FIRST_PART - k).
+    sizes: list[int] = []
+    for start in board.cells:
+        if owner[start] == 0:
+            sizes.append(flood(board.around, owner, start, FIRST_PART - len(sizes)))
+    # The sheep each seat can still move into each part, and in all.
+    wants = [[0, 0, 0, 0, 0] for _ in sizes]
+    movable = [0, 0, 0, 0, 0]
+    for p in range(1, 5):
+        for c in live[p]:
+            seen: list[int] = []
+            for f in first[8 * c : 8 * c + 8]:
+                k = FIRST_PART - owner[f]
+                if k >= 0 and k not in seen:
+                    seen.append(k)
+                    wants[k][p] += sheep[c] - 1
+            if seen:
+                movable[p] += sheep[c] - 1
+    gain = [0.0, 0.0, 0.0, 0.0, 0.0]
+    for k, size in enumerate(sizes):
+        share_out(wants[k], size, gain)
+    cells = [0, 0, 0, 0, 0]
+    for c in board.cells:
+        if owner[c] > 0:
+            cells[owner[c]] += 1
+    score = final_scores(board, owner)
+    for p in range(1, 5):
+        n = cells[p]
+        score[p - 1] += (n + min(gain[p], movable[p])) ** 1.25 - n**1.25
+    return score
+
+
+def share_out(wants: list[int], size: int, gain: list[float]) -> None:
+    """Share ``size`` free cells among the seats that want ``wants[seat]`` of them, as
+    turn-by-turn play does (one cell per seat a round): equal shares, a seat that
+    wants less than its share taking what it wants and leaving the rest to the others
+    (the smallest want first, the lower seat on a tie). Adds the shares to ``gain``."""
+    left = float(size)
+    open_ = [p for p in range(1, 5) if wants[p] > 0]
+    while open_:
+        low = open_[0]
+        for p in open_:
+            if wants[p] < wants[low]:
+                low = p
+        share = left / len(open_)
+        if wants[low] > share:
+            for p in open_:
+                gain[p] += share
+            return
+        gain[low] += wants[low]
+        left -= wants[low]
+        open_.remove(low)
