@@ -1,8 +1,10 @@
 """The playout kernels against the rules: every slide they play is legal in ``GameState``,
 they pass exactly when the seat has no slide, they stop exactly at the end of the game,
 their final owners, counts and scores are ``GameState``'s and the flood fill's, their
-split guess is ``strategies.common.area_split``; and the compiled kernel plays the very
-same game as the pure-Python one from the same stream of uniforms.
+split guess is ``strategies.common.area_split``; with a cutoff they stop after that
+many turns and value the position as a reference evaluation on ``GameState`` does;
+and the compiled kernel plays the very same game as the pure-Python one from the same
+stream of uniforms.
 
 The fast kernel's tests skip where numba is missing (they must run in CI, where
 ``make test`` installs it); the last test hides numba to check the pure-Python
