@@ -27,7 +27,7 @@ from state.boardgen import random_geometry
 from state.game import GameState, Move
 from state.geometry import DIRECTION_KEYS
 from state.playout import random_placement
-from state.scoring import flood_scores
+from state.scoring import exact_score_of_sizes, flood_region_sizes, flood_scores
 from state.settings import SETTINGS
 from strategies.base import ConfigError
 from strategies.common import area_split
@@ -150,28 +150,11 @@ def evaluation(state: GameState) -> list[float]:
     for k, size in enumerate(sizes):
         for p, got in shares(wants[k], size).items():
             gain[p] += got
-    scores = region_scores(state)
+    # From the owners alone (a hand-made position's union-find may be stale).
+    scores = [exact_score_of_sizes(flood_region_sizes(geometry, owner, p)) for p in (1, 2, 3, 4)]
     for p in (1, 2, 3, 4):
         n = sum(1 for c in geometry.cells if owner[c] == p)
         scores[p - 1] += (n + min(gain[p], movable[p])) ** 1.25 - n**1.25
-    return scores
-
-
-def region_scores(state: GameState) -> list[float]:
-    """Each seat's exact score by a flood fill of ``state.owner`` alone."""
-    geometry, owner = state.geometry, state.owner
-    scores = [0.0] * 4
-    seen: set[int] = set()
-    for start in geometry.cells:
-        if owner[start] > 0 and start not in seen:
-            region, todo = {start}, [start]
-            while todo:
-                for nb in geometry.neighbours[todo.pop()]:
-                    if owner[nb] == owner[start] and nb not in region:
-                        region.add(nb)
-                        todo.append(nb)
-            seen |= region
-            scores[owner[start] - 1] += len(region) ** 1.25
     return scores
 
 

@@ -463,15 +463,12 @@ def tables_of(geometry: Geometry) -> Tables:
     """``Board``'s tables as int64 arrays (CSR rays, neighbours and ``around``) for the
     compiled code."""
     board = board_of(geometry)
-    ray_off = np.zeros(len(board.rays) + 1, np.int64)
-    ray_off[1:] = np.cumsum([len(r) for r in board.rays])
     nb_off = np.zeros(board.n + 2, np.int64)
     nb_off[1 : board.n + 1] = np.cumsum([len(nb) for nb in board.neighbours])
     nb_off[board.n + 1] = nb_off[board.n]
     return (
         np.array(board.first, np.int64),
-        ray_off,
-        np.array([c for r in board.rays for c in r], np.int64),
+        *csr(board.rays),
         nb_off,
         np.array([c for nb in board.neighbours for c in nb], np.int64),
         np.array(board.cells, np.int64),
