@@ -35,6 +35,7 @@ from state.observe import (
     placement_report,
     state_from_observation,
 )
+from state.scoring import exact_score_of_sizes
 from state.settings import GameSetting
 from strategies.base import Budget, Strategy
 
@@ -179,7 +180,14 @@ class GameSession:
         s = self.stats
         score: int | None = None
         team: float | None = None
-        if self.state is not None and self.seat is not None and not self.state.placing:
+        if self.state is not None and self.seat is not None and self.state.placing:
+            if self.finished and self.placed:
+                # The game ended with no board after the initial map: the seat was shut
+                # in from its first turn (a seat without a move is sent nothing) and never
+                # moved. Whatever cell the server took (ours, or a random one for a refused
+                # placement), the seat ends with that one cell; its partner's is unknown.
+                score = round(exact_score_of_sizes([1]))
+        elif self.state is not None and self.seat is not None:
             final = self.state.copy()
             if self._last_move is not None:
                 # Checked legal on this state when sent; the server may still have refused it.

@@ -17,7 +17,7 @@ from client.clock import TimeLimits
 from client.errors import ConnectionFailed, ExitCode, ServerDataError
 from client.session import GameSession
 from client.tcp import play_tcp
-from protocol import GameOver, InitialMap, Turn, encode
+from protocol import GameOver, InitialMap, PositionReply, Turn, encode
 from state.boardgen import random_geometry
 from state.game import GameState, Move
 from state.settings import get_setting
@@ -302,6 +302,23 @@ async def test_boards_without_a_legal_move_get_a_harmless_reply() -> None:
         assert r.values is not None and r.values[1] == r.id_package  # answered, id echoed
         assert r.elapsed <= LIMIT + SLACK
     assert sum(s.passes for s in summaries) == len(passing)
+
+
+async def test_a_seat_shut_in_from_its_first_turn_knows_its_final_score() -> None:
+    """The server sends no board to a seat without a move, and game over has no board: a
+    seat boxed in at placement sees only its initial map. It never moved, so it ends with
+    the one cell it was given, whatever the others did; a game cut off is still unknown."""
+    game = OneSeat()
+    ended, cut_off = session(1), session(1)
+    for s in (ended, cut_off):
+        reply = await s.respond(game.initial_map(1), time.monotonic())
+        assert isinstance(reply, PositionReply)
+        assert reply.x * SIZE + reply.y in game.state.initial_positions()
+        assert s.summary().score is None  # placed, the game still on
+    await ended.respond(GameOver(id_package=2), time.monotonic())
+    assert ended.summary().score == 1 and ended.summary().moves == 0
+    assert "final score 1 " in ended.summary().line()
+    assert cut_off.summary().score is None
 
 
 async def test_wrong_team_gets_game_over_and_a_clean_exit() -> None:
