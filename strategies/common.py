@@ -61,6 +61,20 @@ def score_rewards(setting: GameSetting, scores: Sequence[float], margin: float) 
     return [(points[i] - 1.0) * 0.25 + (results[i] - mean) * scale for i in range(4)]
 
 
+def paranoid_rewards(
+    setting: GameSetting, r: Sequence[float], me: int, weight: float
+) -> list[float]:
+    """``r`` (per seat, index 0 is seat 1) with each other seat's reward moved by
+    ``weight`` towards our loss (``1 - r[me]``): 0 leaves max^n (every seat for itself),
+    1 is paranoid (every other seat plays against us). Our partner (game 4) shares
+    our reward already and keeps it."""
+    ours = r[me - 1]
+    team = (me, setting.partner(me))
+    keep = 1.0 - weight
+    loss = weight * (1.0 - ours)
+    return [x if i + 1 in team else keep * x + loss for i, x in enumerate(r)]
+
+
 # ------------------------------------------------------------------- local geometry
 
 

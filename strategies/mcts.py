@@ -28,8 +28,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from state.game import UNKNOWN, GameState, Move
 from strategies.base import Budget
-from strategies.common import area_split, rewards, score_rewards
-from strategies.kernel import KernelName, PlayoutKernel, PlayoutPolicy, ready_kernel
+from strategies.common import area_split, paranoid_rewards, rewards, score_rewards
+from strategies.kernel import (
+    SPLIT_RULES,
+    KernelName,
+    PlayoutKernel,
+    PlayoutPolicy,
+    ready_kernel,
+)
 from strategies.mcts_tree import (
     Node,
     Trail,
@@ -72,6 +78,16 @@ class MctsParams(BaseModel):
     playout_splits: bool = Field(
         False, description="the seats' learned split rules (opponent_splits) in playouts too"
     )
+    playout_split_rule: Literal["policy", "half", "one", "all-but-one"] = Field(
+        "policy",
+        description="every seat's split in playouts: the playout policy's, or one rule",
+    )
+    paranoia: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="weight of our loss in the other seats' rewards (0: max^n, 1: paranoid)",
+    )
     playout_cutoff: int = Field(
         0,
         ge=0,
@@ -93,10 +109,12 @@ class MctsParams(BaseModel):
 
     def playout_policy(self) -> PlayoutPolicy:
         """The kernel's policy for ``playout``."""
+        rule = SPLIT_RULES.index(self.playout_split_rule)
+        seats = (0, rule, rule, rule, rule)
         if self.playout == "random":
-            return PlayoutPolicy(cutoff=self.playout_cutoff)
+            return PlayoutPolicy(seat_splits=seats, cutoff=self.playout_cutoff)
         area = self.playout == "heuristic"
-        return PlayoutPolicy(self.epsilon, self.samples, area, cutoff=self.playout_cutoff)
+        return PlayoutPolicy(self.epsilon, self.samples, area, seats, self.playout_cutoff)
 
     def playout_kernel(self) -> PlayoutKernel:
         """The kernel to play out with now (the Python one while the fast one compiles)."""
@@ -258,6 +276,8 @@ class Mcts:
         if depth > self.max_depth:
             self.max_depth = depth
         r = rewards(state, self.params.margin) if finished else self._playouts(state)
+        if self.params.paranoia:
+            r = paranoid_rewards(state.setting, r, me, self.params.paranoia)
         for _ in range(applied):
             state.undo()
         backup(self.root, trail, r)

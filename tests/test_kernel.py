@@ -296,6 +296,8 @@ def test_seat_split_rules_are_named_and_checked() -> None:
     policy = PlayoutPolicy(0.3, 3, True).with_rules({2: "half", 4: "all-but-one"})
     assert policy.seat_splits == (0, 0, 1, 0, 3)
     assert (policy.epsilon, policy.samples, policy.area_split) == (0.3, 3, True)
+    # A rule for one seat leaves the others' (playout_split_rule gives every seat one).
+    assert policy.with_rules({1: "one"}).seat_splits == (0, 2, 1, 0, 3)
     assert set(SPLIT_RULES[1:]) == set(RULES), "the kernels' rules are the opponent model's"
     with pytest.raises(ValueError, match="seat_splits"):
         PlayoutPolicy(seat_splits=(0, 0, 4, 0, 0))

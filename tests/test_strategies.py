@@ -15,11 +15,19 @@ from state.game import UNKNOWN, GameState, Move
 from state.geometry import Geometry
 from state.observe import state_from_observation
 from state.playout import random_placement
-from state.settings import SETTINGS
+from state.settings import SETTINGS, get_setting
 from strategies.alphabeta import INF, AlphaBeta
 from strategies.base import Budget, ParameterError
-from strategies.common import EvalWeights, determinize, evaluate, score_rewards, slide_key
+from strategies.common import (
+    EvalWeights,
+    determinize,
+    evaluate,
+    paranoid_rewards,
+    score_rewards,
+    slide_key,
+)
 from strategies.hybrid import HybridStrategy
+from strategies.kernel import SPLIT_RULES
 from strategies.mcts import Mcts, MctsParams
 from strategies.mcts_tree import Node
 from strategies.registry import STRATEGIES, make_strategy
@@ -500,6 +508,73 @@ def test_learned_split_rules_reach_the_playouts_with_playout_splits(on: bool) ->
     mcts.search(state, Budget.seconds(30), time.monotonic() + 30, max_iterations=50)
     assert mcts.policy.seat_splits == ((0, 0, 1, 0, 2) if on else (0, 0, 0, 0, 0))
     assert mcts.root is not None and mcts.root.n == 50
+
+
+@pytest.mark.parametrize("game", [1, 4])
+def test_paranoid_rewards_move_the_others_towards_our_loss(game: int) -> None:
+    setting = get_setting(game)
+    r = score_rewards(setting, [30.0, 22.0, 25.0, 18.0], 0.05)
+    partner = setting.partner(1)
+    assert paranoid_rewards(setting, r, 1, 0.0) == r
+    full = paranoid_rewards(setting, r, 1, 1.0)
+    half = paranoid_rewards(setting, r, 1, 0.5)
+    for seat in (1, 2, 3, 4):
+        i = seat - 1
+        if seat in (1, partner):
+            assert full[i] == half[i] == r[i]
+        else:
+            assert full[i] == pytest.approx(1.0 - r[0])
+            assert half[i] == pytest.approx((r[i] + 1.0 - r[0]) / 2)
+
+
+def test_with_paranoia_the_others_nodes_back_up_our_loss() -> None:
+    """``paranoia=1``: below each of our splits, the other seat's edges gather one minus
+    what we gathered there, all but the two visits that chose no edge there (the one
+    that made the node and the one that expanded it)."""
+    state = next(s for s in positions(1, 8, seed=4) if len(s.slides()) >= 4)
+    me = state.to_move
+    mcts = Mcts(MctsParams(paranoia=1.0, kernel="python"), random.Random(5))
+    mcts.set_root(state)
+    mcts.search(state, Budget.seconds(30), time.monotonic() + 30, max_iterations=400)
+    checked = 0
+    assert mcts.root is not None and mcts.root.edges
+    for edge in mcts.root.edges:
+        for split in edge.splits:
+            node = split.child
+            if node is None or not node.edges or node.to_move == me:
+                continue
+            assert sum(e.n for e in node.edges) == split.n - 2
+            lost = sum(e.n - e.w for e in node.edges)
+            # What we gathered on the two visits without an edge: two rewards in [0, 1]
+            # (give or take the small score-margin term).
+            assert -0.1 <= split.w - lost <= 2.1, (lost, split.w, split.n)
+            checked += split.n >= 10
+    assert checked >= 3
+
+
+@pytest.mark.parametrize("split", ["half", "one", "all-but-one"])
+@pytest.mark.parametrize("playout", ["heuristic", "heuristic-random", "random"])
+def test_playout_split_rule_is_every_seats_split(playout: str, split: str) -> None:
+    """``playout_split_rule`` sets every seat's playout split for every playout setting
+    (the kernel tests check that playouts obey ``seat_splits``); a learned rule with
+    ``playout_splits`` replaces it for its seat only; the search runs on it."""
+    code = SPLIT_RULES.index(split)
+    params = MctsParams(playout=playout, playout_split_rule=split, kernel="python")
+    policy = params.playout_policy()
+    assert policy.seat_splits == (0, code, code, code, code)
+    plain = MctsParams(playout=playout).playout_policy()
+    assert plain.seat_splits == (0, 0, 0, 0, 0)
+    assert policy == replace(plain, seat_splits=(0, code, code, code, code))
+    state = next(s for s in positions(1, 6, seed=9) if len(s.slides()) >= 4)
+    mcts = Mcts(params.model_copy(update={"playout_splits": True}), random.Random(3))
+    mcts.split_rules = {3: "one"}
+    mcts.set_root(state)
+    mcts.search(state, Budget.seconds(30), time.monotonic() + 30, max_iterations=40)
+    assert mcts.policy.seat_splits == (0, code, code, SPLIT_RULES.index("one"), code)
+    move = mcts.best()
+    assert move is not None and move in state.legal_moves()
+    with pytest.raises(ValueError, match="playout_split_rule"):
+        MctsParams(playout_split_rule="thirds")
 
 
 @pytest.mark.parametrize("playout", ["heuristic", "heuristic-random", "random"])

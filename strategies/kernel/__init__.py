@@ -105,8 +105,8 @@ class PlayoutPolicy:
 
     def with_rules(self, rules: Mapping[int, str]) -> PlayoutPolicy:
         """This policy with ``rules`` ({seat: a name of ``SPLIT_RULES``}) as the
-        seats' splits; the other seats split as the policy does."""
-        codes = [0] * 5
+        seats' splits; the other seats keep theirs."""
+        codes = list(self.seat_splits)
         for seat, name in rules.items():
             if name not in SPLIT_RULES or not 1 <= seat <= 4:
                 raise ValueError(f"no split rule {name!r} for seat {seat} (rules: {SPLIT_RULES})")
