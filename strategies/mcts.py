@@ -34,6 +34,7 @@ from strategies.kernel import (
     KernelName,
     PlayoutKernel,
     PlayoutPolicy,
+    SplitRuleName,
     ready_kernel,
 )
 from strategies.mcts_tree import (
@@ -78,7 +79,7 @@ class MctsParams(BaseModel):
     playout_splits: bool = Field(
         False, description="the seats' learned split rules (opponent_splits) in playouts too"
     )
-    playout_split_rule: Literal["policy", "half", "one", "all-but-one"] = Field(
+    playout_split_rule: SplitRuleName = Field(
         "policy",
         description="every seat's split in playouts: the playout policy's, or one rule",
     )

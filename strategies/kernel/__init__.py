@@ -46,7 +46,7 @@ import random
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, Protocol
+from typing import Literal, Protocol, get_args
 
 from state.game import GameState
 from state.geometry import Geometry
@@ -67,7 +67,8 @@ NEIGHBOUR_BONUS = 0.7
 STRANDED_COST = 3.0
 
 
-SPLIT_RULES: tuple[str, ...] = ("policy", "half", "one", "all-but-one")
+SplitRuleName = Literal["policy", "half", "one", "all-but-one"]
+SPLIT_RULES: tuple[str, ...] = get_args(SplitRuleName)
 """A seat's split in a playout (``PlayoutPolicy.seat_splits`` holds the index): the
 policy's own, or one of the rules of ``strategies.opponents.RULES``."""
 NO_SEAT_SPLITS = (0, 0, 0, 0, 0)
