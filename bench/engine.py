@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import random
 import time
-from typing import Any
+from typing import Any, Literal
 
 from bench import print_figures, quiet_games
 from bench.games import random_game
@@ -24,7 +24,14 @@ from state.playout import random_placement, random_playout
 from state.settings import get_setting
 from strategies.base import Budget
 from strategies.hybrid import HybridParams
-from strategies.kernel import KERNELS, KernelName, PlayoutKernel, PlayoutPolicy, get_kernel
+from strategies.kernel import (
+    KERNELS,
+    KernelName,
+    PlayoutKernel,
+    PlayoutPolicy,
+    get_kernel,
+    wait_warm,
+)
 from strategies.kernel import default_kernel_name as default_kernel
 from strategies.mcts import Mcts
 
@@ -52,8 +59,11 @@ def bench_engine(
         random_placement(state, rng)
         state.clear_history()
         starts.append(state)
-    # The first playout compiles the fast kernel (or loads it from numba's cache).
+    # The first playout compiles the fast kernel (or loads it from numba's cache); the
+    # searches below need it (and the compiled tree) ready, not warming up behind them.
     chosen.scores(starts[0], PlayoutPolicy.uniform(), rng)
+    if name == "fast":
+        wait_warm(None)
     ready_s = time.perf_counter() - compile_start
 
     playouts = plies = 0
@@ -111,6 +121,7 @@ def bench_engine(
                 ingest_time += time.perf_counter() - t0
                 ingests += 1
     search_rate = _search_rate(positions, name, share)
+    compiled_rate = _search_rate(positions, name, share, "compiled") if name == "fast" else 0.0
     return {
         "game": float(game),
         "kernel": name,
@@ -125,6 +136,7 @@ def bench_engine(
         "moves_generated_per_s": generated / gen_time,
         "ingest_us": 1e6 * ingest_time / max(ingests, 1),
         "search_iterations_per_s": search_rate,
+        **({"compiled_search_iterations_per_s": compiled_rate} if name == "fast" else {}),
     }
 
 
@@ -145,10 +157,15 @@ def _kernel_rate(
     return playouts / (time.perf_counter() - start)
 
 
-def _search_rate(positions: list[GameState], kernel: KernelName, seconds: float) -> float:
-    """Iterations per second of the main strategy's MCTS (its default parameters and
-    ``kernel``), a fresh tree on each of ``SEARCHES`` positions of the early middle
-    game, ``seconds`` shared among them."""
+def _search_rate(
+    positions: list[GameState],
+    kernel: KernelName,
+    seconds: float,
+    tree: Literal["python", "compiled"] = "python",
+) -> float:
+    """Iterations per second of the main strategy's MCTS (its default parameters,
+    ``kernel`` and ``tree``), a fresh tree on each of ``SEARCHES`` positions of the
+    early middle game, ``seconds`` shared among them."""
 
     def taken(state: GameState) -> int:
         return sum(len(cells) for cells in state.stacks)
@@ -156,7 +173,7 @@ def _search_rate(positions: list[GameState], kernel: KernelName, seconds: float)
     # From two rounds after placement to a quarter of the field taken.
     early = [s for s in positions if 12 <= taken(s) <= s.setting.cells // 4 + 12 and s.slides()]
     picked = early[:: max(1, len(early) // SEARCHES)][:SEARCHES]
-    params = HybridParams(kernel=kernel)
+    params = HybridParams(kernel=kernel, tree=tree)
     iterations = 0
     spent = 0.0
     for i, state in enumerate(picked):

@@ -133,7 +133,9 @@ class HybridParams(StrategyParams, MctsParams):
     team_margin: float = Field(
         0.3, ge=0, description="score-margin weight in game 4 (measured: see README)"
     )
-    reuse_tree: bool = Field(True, description="keep the tree between turns of a game")
+    reuse_tree: bool = Field(
+        True, description="keep the tree between turns of a game (with tree=python)"
+    )
     # game 3
     hidden: Literal["belief", "uniform"] = Field(
         "belief",

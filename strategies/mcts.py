@@ -35,6 +35,7 @@ from strategies.kernel import (
     PlayoutKernel,
     PlayoutPolicy,
     SplitRuleName,
+    compiled_tree_ready,
     ready_kernel,
 )
 from strategies.mcts_tree import (
@@ -53,6 +54,17 @@ from strategies.opponents import RULES
 WorldSampler = Callable[[random.Random], Mapping[int, int]]
 # Draws a split size for (seat, count of the stack it moves off) in such a world.
 SplitSampler = Callable[[int, int, random.Random], int]
+
+
+COMPILED_CHUNK = 16
+"""Iterations of the compiled tree between looks at the clock (about half a
+millisecond)."""
+COMPILED_OFFER_CHUNKS = 8
+"""Chunks between two writes of the compiled tree's root statistics (and offers of
+its best move)."""
+GROW_TIME = 0.05
+"""The compiled tree grows its arrays only this long before the search's end or
+earlier: a copy of a big tree takes tens of milliseconds."""
 
 
 class MctsParams(BaseModel):
@@ -106,6 +118,14 @@ class MctsParams(BaseModel):
     )
     kernel: Literal["auto", "python", "fast"] = Field(
         "auto", description="playout kernel (auto: the fastest installed; see strategies/kernel)"
+    )
+    tree: Literal["python", "compiled"] = Field(
+        "compiled",
+        description=(
+            "the tree below the root: Python objects, or compiled with the fast kernel "
+            "(strategies/kernel/tree.py; the Python one in game 3, with leaf_playouts "
+            "above 1, and until it compiles)"
+        ),
     )
 
     def playout_policy(self) -> PlayoutPolicy:
@@ -188,8 +208,10 @@ class Mcts:
     # --------------------------------------------------------------------- root
     def set_root(self, state: GameState) -> None:
         """Make the node matching ``state`` the root: the old root or a descendant of
-        it (our move and the others' replies) if the tree holds it, else a new node."""
-        found = find_node(self.root, state) if self.root is not None else None
+        it (our move and the others' replies) if the tree holds it, else a new node.
+        The compiled tree keeps nothing between searches: always a new node."""
+        keep = self.root is not None and self.params.tree == "python"
+        found = find_node(self.root, state) if keep and self.root is not None else None
         self.reused = found.n if found is not None else 0
         self.root = found if found is not None else Node(state.to_move, state.hash)
 
@@ -245,6 +267,15 @@ class Mcts:
         self.policy = self.params.playout_policy()
         if self.params.playout_splits and self.split_rules:
             self.policy = self.policy.with_rules(self.split_rules)
+        if (
+            self.params.tree == "compiled"
+            and sample is None
+            and self.params.leaf_playouts == 1
+            and self.kernel.name == "fast"
+            and compiled_tree_ready()
+        ):
+            self._search_compiled(state, budget, stop_at, max_iterations)
+            return
         draws = None
         if sample is not None:
             belief_splits = splits if self.params.hidden_split == "belief" else None
@@ -268,6 +299,48 @@ class Mcts:
             if draws is not None:
                 draws.clear()
         self.iterations += it
+
+    def _search_compiled(
+        self, state: GameState, budget: Budget, stop_at: float, max_iterations: int
+    ) -> None:
+        """``search`` by the compiled tree (``strategies.kernel.tree``) below the root:
+        chunks of ``COMPILED_CHUNK`` iterations between looks at the clock, the root's
+        statistics written back (and the best move offered) every few chunks."""
+        from strategies.kernel.tree import CompiledTree
+
+        root = self.root
+        assert root is not None
+        if root.edges is None:
+            rule = self.split_rules.get(root.to_move)
+            expand(root, state, self.params.prior_temperature, RULES[rule] if rule else None)
+        if not root.edges:
+            return  # nothing to choose: the caller passes or the game is over
+        tree = CompiledTree(
+            state, root, self.params, self.policy, self.split_rules, self.rng.getrandbits(64)
+        )
+        monotonic = time.monotonic
+        it = chunks = 0
+        while True:
+            if max_iterations and it >= max_iterations:
+                break
+            if monotonic() >= stop_at or budget.expired():
+                break
+            want = COMPILED_CHUNK
+            if max_iterations:
+                want = min(want, max_iterations - it)
+            got = tree.run(want)
+            it += got
+            # Full: grow (a copy of the arrays), unless the deadline is too near for one.
+            if got < want and (stop_at - monotonic() < GROW_TIME or not tree.grow()):
+                break
+            chunks += 1
+            if chunks % COMPILED_OFFER_CHUNKS == 0:
+                tree.sync_root()
+                self.offer(budget)
+        tree.sync_root()
+        self.iterations += it
+        self.nodes += tree.expanded
+        self.max_depth = max(self.max_depth, tree.depth)
 
     def _iterate(self, state: GameState, me: int, draws: WorldDraws | None) -> None:
         """One iteration: descend, play out (a copy), back up, undo the descent."""

@@ -414,3 +414,6 @@ def test_bench_engine_prints_each_kernels_figures(name: str) -> None:
         assert float(figures[key]) > 0, key
     assert float(figures["plies_per_playout"]) > 20
     assert ("fast_over_python" in figures) == (name == "fast")
+    assert ("compiled_search_iterations_per_s" in figures) == (name == "fast")
+    if name == "fast":
+        assert float(figures["compiled_search_iterations_per_s"]) > 0

@@ -27,8 +27,8 @@ from strategies.common import (
     slide_key,
 )
 from strategies.hybrid import HybridStrategy
-from strategies.kernel import SPLIT_RULES
-from strategies.mcts import Mcts, MctsParams
+from strategies.kernel import SPLIT_RULES, fast_available, wait_warm
+from strategies.mcts import COMPILED_CHUNK, COMPILED_OFFER_CHUNKS, Mcts, MctsParams
 from strategies.mcts_tree import Node
 from strategies.registry import STRATEGIES, make_strategy
 from strategies.yardsticks import flat_splits
@@ -142,16 +142,21 @@ def test_a_spent_budget_gets_a_legal_move_without_searching(name: str, game: int
             assert budget.info.get("leaves", 0) == 0  # seedlike
 
 
-def test_stop_from_another_thread_ends_the_search() -> None:
-    """The MCTS checks the budget every iteration: stopped from another thread when
-    it posts its first move (after 32 iterations), it ends right there."""
+@pytest.mark.parametrize("tree", ["python", "compiled"])
+def test_stop_from_another_thread_ends_the_search(tree: str) -> None:
+    """The MCTS checks the budget every iteration (the compiled tree: every chunk):
+    stopped from another thread when it posts its first move (the Python tree after
+    32 iterations, the compiled one after its first write-back), it ends right there."""
+    wait_warm(None)  # the compiled tree ready, not compiling behind the search
+    compiled = tree == "compiled" and fast_available()
     state = next(s for s in positions(2, 20, seed=4) if s.slides())
-    strategy = make_strategy("hybrid", {"seed": 1, "endgame_fraction": 0})
+    strategy = make_strategy("hybrid", {"seed": 1, "endgame_fraction": 0, "tree": tree})
     strategy.new_game(state.setting, state.to_move)
     budget = StopOnOffer(30.0, 2)  # the cheap key's move, then the search's first
     move = strategy.move(state, budget)
     assert_legal(state, move)
-    assert budget.info["iterations"] == 32
+    first = COMPILED_CHUNK * COMPILED_OFFER_CHUNKS if compiled else 32
+    assert budget.info["iterations"] == first
 
 
 def test_placement_is_a_free_border_cell_and_not_the_first() -> None:
@@ -367,6 +372,7 @@ def test_tree_is_reused_between_turns() -> None:
             "ab_fraction": 0,
             "endgame_sheep": 0,
             "playout": "heuristic",
+            "tree": "python",  # the compiled tree keeps nothing between turns
         }
     )
     strategy.new_game(state.setting, state.to_move)

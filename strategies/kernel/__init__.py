@@ -207,6 +207,10 @@ def default_kernel_name() -> KernelName:
 
 
 _warm = threading.Event()
+# Set once the compiled tree (strategies.kernel.tree) has compiled after the kernel,
+# or failed to (``_tree_compiled`` tells which).
+_tree_warm = threading.Event()
+_tree_compiled = False
 _warm_lock = threading.Lock()
 _warm_started = False
 _warned = threading.Event()
@@ -215,7 +219,7 @@ _warned = threading.Event()
 def _forked() -> None:
     """A child forked while the parent compiled has no compiling thread: start again."""
     global _warm_started
-    if not _warm.is_set():
+    if not _warm.is_set() or not _tree_warm.is_set():
         _warm_started = False
 
 
@@ -237,7 +241,8 @@ def warm_up(background: bool = True) -> None:
         _warm_started = True
 
     def compile_now() -> None:
-        from strategies.kernel import fast
+        global _tree_compiled
+        from strategies.kernel import fast, tree
 
         try:
             fast.compile_kernel()
@@ -245,6 +250,13 @@ def warm_up(background: bool = True) -> None:
             log.exception("the fast playout kernel did not compile; playing on the Python one")
             return
         _warm.set()
+        # The playouts serve from here on; the tree compiles after them.
+        try:
+            tree.compile_tree()
+            _tree_compiled = True
+        except Exception:
+            log.exception("the compiled tree did not compile; searching on the Python tree")
+        _tree_warm.set()
 
     if background:
         threading.Thread(target=compile_now, name="kernel-warm-up", daemon=True).start()
@@ -269,10 +281,17 @@ def ready_kernel(preferred: KernelName | None = None) -> PlayoutKernel:
     return get_kernel(name)
 
 
+def compiled_tree_ready() -> bool:
+    """Whether the compiled tree can search now (compiled after the fast kernel by
+    ``warm_up``)."""
+    return _tree_warm.is_set() and _tree_compiled
+
+
 def wait_warm(timeout: float | None = None) -> bool:
-    """Block until the fast kernel is compiled (True), or ``timeout`` seconds pass, or
-    there is nothing to compile (no numba: True at once). Starts the compile if needed."""
+    """Block until the fast kernel and the compiled tree are compiled (True), or
+    ``timeout`` seconds pass (each), or there is nothing to compile (no numba: True at
+    once). Starts the compile if needed."""
     if not fast_available():
         return True
     warm_up()
-    return _warm.wait(timeout)
+    return _warm.wait(timeout) and _tree_warm.wait(timeout)

@@ -1,0 +1,359 @@
+"""The compiled tree (``strategies.kernel.tree``) held to the Python tree's rules.
+
+Every node of a compiled search is walked with a ``GameState`` played along: its
+edges must be the position's slides with the Python expansion's priors and area
+guesses, its splits ``split_candidates`` in order (or the seat's learned rule), and
+its visits must add up as the Python backup adds them. The rewards and the split
+order are compared with the Python functions directly.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from state.game import GameState
+from state.geometry import DIRECTION_KEYS
+from state.scoring import PLACE_POINTS
+from state.settings import SETTINGS
+from strategies.base import Budget
+from strategies.common import paranoid_rewards, score_rewards, split_candidates
+from strategies.hybrid import HybridParams
+from strategies.kernel import fast_available, wait_warm
+from strategies.mcts import Mcts
+from strategies.mcts_tree import Edge, Node, Split, choose_split, expand, select_edge
+from strategies.opponents import RULES
+from tests.test_kernel import position
+
+pytestmark = pytest.mark.skipif(
+    not fast_available(), reason="numba is not installed (pip install 'battlesheep[fast]')"
+)
+
+if fast_available():
+    import numpy as np
+
+    from strategies.kernel.tree import (
+        E_AREA,
+        E_CELL,
+        E_COUNT,
+        E_DIR,
+        E_DST,
+        E_FIXED,
+        E_HEAD,
+        E_OPEN,
+        E_TAIL,
+        N_EDGES,
+        N_FIRST,
+        N_MOVER,
+        N_PASS,
+        N_TERMINAL,
+        S_CHILD,
+        S_N,
+        S_NEXT,
+        S_SIZE,
+        CompiledTree,
+        _candidate,
+        _choose_split,
+        _paranoid,
+        _rewards,
+        _select_edge,
+    )
+
+
+def searched(
+    state: GameState,
+    params: HybridParams,
+    iterations: int,
+    rules: dict[int, str] | None = None,
+    edges: int = 0,
+) -> CompiledTree:
+    """A compiled tree after ``iterations`` iterations from ``state`` (grown as needed)."""
+    root = Node(state.to_move, state.hash)
+    rule = (rules or {}).get(state.to_move)
+    expand(root, state, params.prior_temperature, RULES[rule] if rule else None)
+    tree = CompiledTree(
+        state, root, params, params.playout_policy(), rules or {}, seed=7, edges=edges
+    )
+    done = 0
+    while done < iterations:
+        got = tree.run(iterations - done)
+        done += got
+        if done < iterations:
+            assert tree.grow()
+    tree.sync_root()
+    return tree
+
+
+def chain(tree: CompiledTree, j: int) -> list[int]:
+    """Edge ``j``'s splits, in the order opened."""
+    out = []
+    s = int(tree.edge_i[j, E_HEAD])
+    while s >= 0:
+        out.append(s)
+        s = int(tree.split_i[s, S_NEXT])
+    return out
+
+
+def walk(tree: CompiledTree, state: GameState, params: HybridParams, rules: dict[int, str]) -> int:
+    """Check every node below the root against ``state`` played along; the nodes."""
+    nodes = 0
+
+    def visit(k: int) -> None:
+        nonlocal nodes
+        nodes += 1
+        assert tree.node_i[k, N_MOVER] == state.to_move
+        n_edges = int(tree.node_i[k, N_EDGES])
+        visits = int(tree.node_n[k])
+        if n_edges < 0:
+            assert visits <= 1  # created by the iteration that reached it, not expanded
+            return
+        rule = rules.get(state.to_move)
+        py = Node(state.to_move, state.hash)
+        expand(py, state, params.prior_temperature, RULES[rule] if rule else None)
+        assert bool(tree.node_i[k, N_TERMINAL]) == py.terminal
+        assert py.edges is not None
+        start = int(tree.node_i[k, N_FIRST])
+        mine = {}
+        for j in range(start, start + n_edges):
+            key = (int(tree.edge_i[j, E_CELL]), DIRECTION_KEYS[tree.edge_i[j, E_DIR]])
+            mine[key] = j
+        theirs = {(e.cell, e.direction): e for e in py.edges}
+        assert mine.keys() == theirs.keys()
+        for key, j in mine.items():
+            e = theirs[key]
+            assert tree.edge_i[j, E_DST] == e.dst
+            assert tree.edge_i[j, E_COUNT] == e.count
+            assert tree.edge_i[j, E_AREA] == e.area
+            if k != 0:
+                assert math.isclose(tree.edge_f[j, 0], e.prior, rel_tol=1e-9, abs_tol=1e-12)
+        # One visit created the node, the next expanded it, the others went on below
+        # (the root's: every one).
+        below = visits if k == 0 else visits - 2
+        if n_edges == 0:
+            child = int(tree.node_i[k, N_PASS])
+            if py.terminal or child < 0:
+                assert py.terminal or below <= 0
+                return
+            assert tree.node_n[child] == below
+            state.skip_turn()
+            visit(child)
+            state.undo()
+            return
+        assert int(tree.edge_n[start : start + n_edges].sum()) == below
+        for j in range(start, start + n_edges):
+            splits = chain(tree, j)
+            sizes = [int(tree.split_i[s, S_SIZE]) for s in splits]
+            count, area = int(tree.edge_i[j, E_COUNT]), int(tree.edge_i[j, E_AREA])
+            if rule is not None:
+                assert tree.edge_i[j, E_FIXED] and sizes == [RULES[rule](count)]
+            else:
+                assert sizes == split_candidates(count, area)[: len(sizes)]
+                assert tree.edge_i[j, E_OPEN] == len(sizes)
+            assert sum(int(tree.split_i[s, S_N]) for s in splits) == tree.edge_n[j]
+            assert math.isclose(
+                sum(float(tree.split_w[s]) for s in splits), tree.edge_f[j, 1], abs_tol=1e-9
+            )
+            cell, dst = int(tree.edge_i[j, E_CELL]), int(tree.edge_i[j, E_DST])
+            for s in splits:
+                child = int(tree.split_i[s, S_CHILD])
+                if child < 0:
+                    continue
+                assert tree.node_n[child] == tree.split_i[s, S_N]
+                state.slide(cell, dst, int(tree.split_i[s, S_SIZE]))
+                visit(child)
+                state.undo()
+
+    visit(0)
+    return nodes
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    game=st.sampled_from([1, 2, 4]),
+    seed=st.integers(0, 2**31 - 1),
+    plies=st.sampled_from([0, 8, 30, 60]),
+)
+def test_every_node_is_the_python_trees(game: int, seed: int, plies: int) -> None:
+    wait_warm(None)
+    state = position(game, seed, plies)
+    if not state.slides():
+        return
+    params = HybridParams()
+    before = (list(state.owner), list(state.sheep), state.hash)
+    tree = searched(state, params, 600)
+    assert (list(state.owner), list(state.sheep), state.hash) == before
+    assert tree.node_n[0] == 600
+    assert walk(tree, state, params, {}) == tree.counts[0]
+    assert tree.expanded >= 1
+
+
+def test_learned_split_rules_and_a_depth_cap_hold_in_the_tree() -> None:
+    wait_warm(None)
+    state = position(1, 11, 6)
+    params = HybridParams(tree_depth=3, paranoia=0.5)
+    rules = {s: "half" for s in (1, 2, 3, 4) if s != state.to_move}
+    rules[state.to_move % 4 + 1] = "all-but-one"
+    tree = searched(state, params, 800, rules)
+    assert tree.depth <= 3
+    walk(tree, state, params, rules)
+
+
+def test_a_tree_that_outgrows_its_arrays_grows_and_stays_whole() -> None:
+    wait_warm(None)
+    state = position(2, 5, 4)
+    params = HybridParams()
+    small = searched(state, params, 1, edges=300).edge_i.shape[0]
+    tree = searched(state, params, 1500, edges=300)
+    assert tree.counts[1] > small
+    assert tree.edge_i.shape[0] >= 2 * small
+    assert walk(tree, state, params, {}) == tree.counts[0]
+
+
+def test_split_candidates_in_the_python_order() -> None:
+    for count in range(2, 40):
+        for area in range(1, count):
+            want = split_candidates(count, area)
+            got = [_candidate(count, area, i) for i in range(count)]
+            assert got == [*want, -1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    stats=st.lists(
+        st.tuples(st.floats(0.001, 1.0), st.integers(0, 50), st.floats(0, 1)),
+        min_size=1,
+        max_size=30,
+    ),
+    c_puct=st.sampled_from([0.5, 1.0, 2.0]),
+    fpu=st.sampled_from([0.0, 0.1]),
+)
+def test_slides_are_selected_as_the_python_tree_selects(
+    stats: list[tuple[float, int, float]], c_puct: float, fpu: float
+) -> None:
+    node = Node(1, 0)
+    node.edges = []
+    for cell, (prior, n, mean) in enumerate(stats):
+        e = Edge(cell, DIRECTION_KEYS[0], cell + 1, 3, 1)
+        e.prior, e.n, e.w = prior, n, mean * n
+        node.edges.append(e)
+    node.n = sum(e.n for e in node.edges) + 1
+    node_i = np.zeros((1, 5), np.int32)
+    node_i[0, N_FIRST], node_i[0, N_EDGES] = 0, len(stats)
+    edge_f = np.array([(e.prior, e.w) for e in node.edges], np.float64)
+    edge_n = np.array([e.n for e in node.edges], np.int64)
+    got = _select_edge(0, node_i, np.array([node.n]), edge_f, edge_n, c_puct, fpu)
+    assert node.edges[got] is select_edge(node, node.edges, c_puct, fpu, False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.data(),
+    count=st.integers(2, 33),
+    pw_base=st.sampled_from([1, 2, 4]),
+    pw_alpha=st.sampled_from([0.25, 0.4, 0.7]),
+)
+def test_splits_are_widened_and_chosen_as_the_python_tree_does(
+    data: st.DataObject, count: int, pw_base: int, pw_alpha: float
+) -> None:
+    area = data.draw(st.integers(1, count - 1))
+    order = split_candidates(count, area)
+    opened = data.draw(st.integers(1, len(order)))
+    visits = data.draw(st.lists(st.integers(0, 40), min_size=opened, max_size=opened))
+    means = data.draw(st.lists(st.floats(0, 1), min_size=opened, max_size=opened))
+    e = Edge(0, DIRECTION_KEYS[0], 1, count, area)
+    e.splits = []
+    for size, n, mean in zip(order[:opened], visits, means, strict=True):
+        sp = Split(size)
+        sp.n, sp.w = n, mean * n
+        e.splits.append(sp)
+    e.n = sum(visits)
+    e.cands = None if opened == 1 else order[opened:]
+    edge_i = np.zeros((1, 9), np.int32)
+    edge_i[0, E_COUNT], edge_i[0, E_AREA], edge_i[0, E_OPEN] = count, area, opened
+    split_i = np.full((count + 1, 4), -1, np.int32)
+    split_w = np.zeros(count + 1, np.float64)
+    for s, sp in enumerate(e.splits):
+        split_i[s, S_SIZE], split_i[s, S_N] = sp.split, sp.n
+        split_i[s, S_NEXT] = s + 1 if s + 1 < opened else -1
+        split_w[s] = sp.w
+    edge_i[0, E_HEAD], edge_i[0, E_TAIL] = 0, opened - 1
+    counts = np.array([0, 0, opened, 0, 0], np.int64)
+    got = _choose_split(
+        0, edge_i, np.array([e.n]), split_i, split_w, counts, 0.5, pw_base, 1.0, pw_alpha
+    )
+    want = choose_split(e, 0.5, pw_base, 1.0, pw_alpha)
+    assert split_i[got, S_SIZE] == want.split
+    assert [int(split_i[s, S_SIZE]) for s in range(int(counts[2]))] == [sp.split for sp in e.splits]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    game=st.sampled_from([1, 2, 4]),
+    scores=st.lists(
+        st.one_of(st.integers(0, 40).map(float), st.floats(0, 60, allow_nan=False)),
+        min_size=4,
+        max_size=4,
+    ),
+    margin=st.sampled_from([0.0, 0.05, 0.3, 1.0]),
+    me=st.integers(1, 4),
+    weight=st.sampled_from([0.0, 0.5, 1.0]),
+)
+def test_rewards_are_score_rewards(
+    game: int, scores: list[float], margin: float, me: int, weight: float
+) -> None:
+    setting = SETTINGS[game]
+    partner = np.array([0] + [setting.partner(s) or 0 for s in (1, 2, 3, 4)], np.int64)
+    got = _rewards(np.array(scores), partner, margin, setting.cells, np.array(PLACE_POINTS))
+    want = score_rewards(setting, scores, margin)
+    assert got.tolist() == pytest.approx(want, abs=1e-12)
+    _paranoid(got, partner, me, weight)
+    assert got.tolist() == pytest.approx(paranoid_rewards(setting, want, me, weight), abs=1e-12)
+
+
+@pytest.mark.parametrize("game", [1, 2, 4])
+def test_mcts_with_the_compiled_tree_plays_legal_moves(game: int) -> None:
+    wait_warm(None)
+    state = position(game, 3 + game, 10)
+    mcts = Mcts(HybridParams(tree="compiled"), random.Random(1))
+    mcts.set_root(state)
+    mcts.search(state, Budget.seconds(60), float("inf"), max_iterations=300)
+    assert mcts.iterations == 300
+    assert mcts.root is not None and mcts.root.n == 300
+    assert sum(e.n for e in mcts.root.edges or ()) == 300
+    move = mcts.best()
+    assert move is not None and move in state.legal_moves()
+    assert not python_children(mcts)  # the tree below the root was the compiled one
+    # The next search starts from a new root: nothing is kept below it.
+    mcts.set_root(state)
+    assert mcts.root.n == 0 and mcts.reused == 0
+
+
+def python_children(mcts: Mcts) -> int:
+    """The Python nodes below the root (the compiled tree leaves none)."""
+    assert mcts.root is not None
+    return sum(s.child is not None for e in mcts.root.edges or () for s in e.splits)
+
+
+def test_several_playouts_per_leaf_search_on_the_python_tree() -> None:
+    wait_warm(None)
+    state = position(1, 9, 10)
+    mcts = Mcts(HybridParams(tree="compiled", leaf_playouts=2), random.Random(1))
+    mcts.set_root(state)
+    mcts.search(state, Budget.seconds(60), float("inf"), max_iterations=100)
+    assert mcts.iterations == 100 and python_children(mcts) > 0
+
+
+def test_game_3_searches_on_the_python_tree() -> None:
+    """Hidden counts need the information-set search: ``tree="compiled"`` leaves it
+    to the Python tree (a world sampler is given)."""
+    wait_warm(None)
+    state = position(1, 21, 6)
+    mcts = Mcts(HybridParams(tree="compiled"), random.Random(2))
+    mcts.set_root(state)
+    mcts.search(state, Budget.seconds(60), float("inf"), max_iterations=200, sample=lambda rng: {})
+    assert mcts.iterations == 200 and python_children(mcts) > 0
+    assert mcts.best() in state.legal_moves()
