@@ -231,7 +231,10 @@ async def test_sniffed_session_bye_and_hello_take_no_seat(
     for summary in summaries:
         assert not isinstance(summary, BaseException), summary
         assert summary.moves == moves_of(record, summary.seat)
-    assert sum(s.moves for s in summaries if not isinstance(s, BaseException)) > 20
+    # The players are random (unseeded): a whole game may take 20 moves or fewer (one
+    # CI game took 20). That it was played to its end, every seat's moves as recorded,
+    # is what counts (check_game and the loop above).
+    assert sum(s.moves for s in summaries if not isinstance(s, BaseException)) > 0
     assert listener.forged >= 5
     assert "Bye on battlesheep/" in caplog.text and "no mac; discarded" in caplog.text
     assert "it carries a token, which MQTT never sends" in caplog.text
@@ -261,7 +264,10 @@ async def test_replayed_and_forged_replies_are_refused(
     for summary in summaries:
         assert not isinstance(summary, BaseException), summary
         assert summary.moves == moves_of(record, summary.seat)
-    assert sum(s.moves for s in summaries if not isinstance(s, BaseException)) > 20
+    # The players are random (unseeded): a whole game may take 20 moves or fewer (one
+    # CI game took 20). That it was played to its end, every seat's moves as recorded,
+    # is what counts (check_game and the loop above).
+    assert sum(s.moves for s in summaries if not isinstance(s, BaseException)) > 0
     assert listener.forged >= 4
     assert "replayed (last" in caplog.text
     assert "a wrong mac; discarded" in caplog.text
