@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from state.game import GameState
 from state.geometry import DIRECTION_KEYS
 from state.scoring import PLACE_POINTS
-from strategies.kernel import PlayoutPolicy
+from strategies.kernel import SPLIT_RULES, PlayoutPolicy
 from strategies.kernel.fast import (
     AVAILABLE,
     _area_split,
@@ -50,13 +50,13 @@ from strategies.kernel.fast import (
     _final_scores,
     _flood,
     _free_dirs,
+    _rule_split,
     _scores,
     jit,
     seat_array,
     tables_of,
 )
 from strategies.mcts_tree import Edge, Node, Split
-from strategies.opponents import RULES
 
 if AVAILABLE:
     import numpy as np
@@ -69,23 +69,11 @@ E_CELL, E_DST, E_DIR, E_COUNT, E_AREA, E_HEAD, E_TAIL, E_OPEN, E_FIXED = range(9
 S_SIZE, S_N, S_CHILD, S_NEXT = range(4)
 NODE_COLS, EDGE_COLS, SPLIT_COLS = 5, 9, 4
 
-RULE_CODES = {name: code for code, name in enumerate(RULES, start=1)}
-"""A seat's split rule as the compiled tree takes it (0: none)."""
 
 _GOLDEN = 0x9E3779B97F4A7C15
 
 
 # ------------------------------------------------------------------- expansion
-@jit
-def _rule_split(code: int, count: int) -> int:
-    """``strategies.opponents.RULES`` by code (``RULE_CODES``)."""
-    if code == 1:
-        return max(1, count // 2)
-    if code == 2:
-        return 1
-    return count - 1
-
-
 @jit
 def _has_moves(owner: Any, sheep: Any, first: Any, cells: Any, p: int) -> bool:
     for c in cells:  # noqa: SIM110 (a loop: numba compiles no generator in any())
@@ -467,18 +455,17 @@ def _run(
                 # The seat to move has no slide: it passes.
                 to_move = to_move % 4 + 1
                 child = node_i[k, N_PASS]
-                if child < 0:
+                made = child < 0
+                if made:
                     if depth_cap and depth >= depth_cap:
                         break  # at the cap: played out from here
                     child = _new_node(node_i, node_n, counts, to_move)
                     node_i[k, N_PASS] = child
-                    path_edge[depth] = -1
-                    path_item[depth] = child
-                    depth += 1
-                    break
                 path_edge[depth] = -1
                 path_item[depth] = child
                 depth += 1
+                if made:
+                    break  # a new node: played out from here
                 k = child
                 continue
             j = _select_edge(k, node_i, node_n, edge_f, edge_n, c_puct, fpu)
@@ -586,7 +573,7 @@ class CompiledTree:
         )  # fmt: skip
         self.seat_rules = np.zeros(5, np.int64)
         for seat, name in split_rules.items():
-            self.seat_rules[seat] = RULE_CODES[name]
+            self.seat_rules[seat] = SPLIT_RULES.index(name)
         self.seat_splits = seat_array(policy.seat_splits)
         self.partner = np.array([0] + [setting.partner(s) or 0 for s in (1, 2, 3, 4)], np.int64)
         self.points = np.array(PLACE_POINTS, np.float64)
