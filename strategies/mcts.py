@@ -15,6 +15,10 @@ only if its stack holds two or more there (edges are bandits over the worlds whe
 they are available), and its split is decided in the world (a size drawn by the seat's
 split models in the belief, or with ``hidden_split="area"`` the world's area guess),
 since its size means nothing across worlds. Own counts are always known.
+With ``tree="compiled"`` and ``world_trees`` N > 0, game 3 is searched instead by N
+compiled trees, one per world drawn from the belief, each a game of known counts,
+their root statistics summed (determinized search: many more iterations, at the
+price of letting another seat play as if it knew our counts too).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -49,6 +53,9 @@ from strategies.mcts_tree import (
     select_edge,
 )
 from strategies.opponents import RULES
+
+if TYPE_CHECKING:
+    from strategies.kernel.tree import CompiledTree
 
 # Draws one world of hidden counts: {cell: count} for other seats' stacks.
 WorldSampler = Callable[[random.Random], Mapping[int, int]]
@@ -118,6 +125,16 @@ class MctsParams(BaseModel):
     )
     kernel: Literal["auto", "python", "fast"] = Field(
         "auto", description="playout kernel (auto: the fastest installed; see strategies/kernel)"
+    )
+    world_trees: int = Field(
+        0,
+        ge=0,
+        le=64,
+        description=(
+            "game 3 with tree=compiled: this many worlds drawn from the belief, each "
+            "searched by its own compiled tree, the root statistics summed (0: one "
+            "Python tree over all the worlds)"
+        ),
     )
     tree: Literal["python", "compiled"] = Field(
         "compiled",
@@ -269,12 +286,12 @@ class Mcts:
             self.policy = self.policy.with_rules(self.split_rules)
         if (
             self.params.tree == "compiled"
-            and sample is None
+            and (sample is None or self.params.world_trees)
             and self.params.leaf_playouts == 1
             and self.kernel.name == "fast"
             and compiled_tree_ready()
         ):
-            self._search_compiled(state, budget, stop_at, max_iterations)
+            self._search_compiled(state, budget, stop_at, max_iterations, sample)
             return
         draws = None
         if sample is not None:
@@ -301,12 +318,22 @@ class Mcts:
         self.iterations += it
 
     def _search_compiled(
-        self, state: GameState, budget: Budget, stop_at: float, max_iterations: int
+        self,
+        state: GameState,
+        budget: Budget,
+        stop_at: float,
+        max_iterations: int,
+        sample: WorldSampler | None,
     ) -> None:
         """``search`` by the compiled tree (``strategies.kernel.tree``) below the root:
         chunks of ``COMPILED_CHUNK`` iterations between looks at the clock, the root's
-        statistics written back (and the best move offered) every few chunks."""
-        from strategies.kernel.tree import CompiledTree
+        statistics written back (and the best move offered) every few chunks.
+
+        With ``sample`` (game 3), ``world_trees`` worlds drawn with it, each searched
+        by its own tree as a game of known counts (another seat splits as it would
+        knowing its counts, as in game 1), the chunks taken in turn and the root
+        statistics summed: a slide's value is its average over those worlds."""
+        from strategies.kernel.tree import sync_roots
 
         root = self.root
         assert root is not None
@@ -315,9 +342,7 @@ class Mcts:
             expand(root, state, self.params.prior_temperature, RULES[rule] if rule else None)
         if not root.edges:
             return  # nothing to choose: the caller passes or the game is over
-        tree = CompiledTree(
-            state, root, self.params, self.policy, self.split_rules, self.rng.getrandbits(64)
-        )
+        trees = self.compiled_trees(state, sample)
         monotonic = time.monotonic
         it = chunks = 0
         while True:
@@ -328,6 +353,7 @@ class Mcts:
             want = COMPILED_CHUNK
             if max_iterations:
                 want = min(want, max_iterations - it)
+            tree = trees[chunks % len(trees)]
             got = tree.run(want)
             it += got
             # Full: grow (a copy of the arrays), unless the deadline is too near for one.
@@ -335,12 +361,35 @@ class Mcts:
                 break
             chunks += 1
             if chunks % COMPILED_OFFER_CHUNKS == 0:
-                tree.sync_root()
+                sync_roots(root, trees)
                 self.offer(budget)
-        tree.sync_root()
+        sync_roots(root, trees)
         self.iterations += it
-        self.nodes += tree.expanded
-        self.max_depth = max(self.max_depth, tree.depth)
+        self.nodes += sum(t.expanded for t in trees)
+        self.max_depth = max(self.max_depth, *(t.depth for t in trees))
+
+    def compiled_trees(self, state: GameState, sample: WorldSampler | None) -> list[CompiledTree]:
+        """The compiled trees of a search from ``state`` below the expanded root: one,
+        or with ``sample`` one for each of ``world_trees`` fresh draws, ``state``'s
+        hidden counts set to the draw while its tree copies the position."""
+        from strategies.kernel.tree import START_EDGES, CompiledTree
+
+        p, rng, rules, policy = self.params, self.rng, self.split_rules, self.policy
+        root = self.root
+        assert root is not None
+        if sample is None:
+            return [CompiledTree(state, root, p, policy, rules, rng.getrandbits(64))]
+        draws = WorldDraws(state, sample, rng, 0)  # a fresh draw for each tree
+        rows = max(START_EDGES // p.world_trees, 1 << 14)
+        trees = []
+        try:
+            for _ in range(p.world_trees):
+                draws.fill(rng)
+                seed = rng.getrandbits(64)
+                trees.append(CompiledTree(state, root, p, policy, rules, seed, rows))
+        finally:
+            draws.clear()
+        return trees
 
     def _iterate(self, state: GameState, me: int, draws: WorldDraws | None) -> None:
         """One iteration: descend, play out (a copy), back up, undo the descent."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping
 
+import pytest
+
 from arena.local import play_local
 from state.belief import SplitPrior, split_lean, world_sampler
 from state.boardgen import random_geometry
@@ -14,6 +16,7 @@ from state.observe import IngestReport, ingest, placement_report, state_from_obs
 from state.settings import SETTINGS
 from strategies.base import Budget
 from strategies.hybrid import ADAPTIVE_SPLITS, HybridStrategy, split_prior
+from strategies.kernel import fast_available, wait_warm
 from strategies.mcts import Mcts, MctsParams
 from strategies.registry import make_strategy
 
@@ -57,9 +60,13 @@ def after_placement(seed: int) -> GameState:
     return truth
 
 
-def test_the_search_never_reads_a_count_it_was_not_shown() -> None:
+@pytest.mark.parametrize("world_trees", [0, 4])
+def test_the_search_never_reads_a_count_it_was_not_shown(world_trees: int) -> None:
     """Two games whose boards differ only in seat 2's hidden counts: the strategy's
-    state, belief draws, search and move must be identical."""
+    state, belief draws, search and move must be identical (searched over the
+    worlds by the Python tree, or by compiled trees one per world)."""
+    if world_trees:
+        wait_warm(None)
     seed = 21
     results = []
     for split in (3, 12):
@@ -67,7 +74,7 @@ def test_the_search_never_reads_a_count_it_was_not_shown() -> None:
         view, reports = viewer_state(after_placement(seed), truth)
         for cell in view.stacks[2] + view.stacks[3] + view.stacks[4]:
             assert view.sheep[cell] == UNKNOWN
-        strategy = HybridStrategy({"seed": 5, "max_iterations": 300})
+        strategy = HybridStrategy({"seed": 5, "max_iterations": 300, "world_trees": world_trees})
         strategy.new_game(SETTING, 1)
         for report in reports:
             strategy.observe(view, report)
@@ -115,6 +122,45 @@ def test_every_sampled_world_is_legal_and_own_counts_stay_true() -> None:
     mcts.search(view, Budget.seconds(30), float("inf"), 200, draw)
     assert view.canonical() == before and view.hash == view.hash_from_scratch()
     assert mcts.iterations == 200
+    assert mcts.best() in truth.legal_moves()
+
+
+@pytest.mark.skipif(not fast_available(), reason="numba is not installed")
+def test_world_trees_search_each_drawn_world_on_its_own_compiled_tree() -> None:
+    """``world_trees=4``: four fresh draws, each copied into one compiled tree (the
+    world's counts in the hidden cells, the view's everywhere else), the view left
+    as it was, the root visits summed over the trees and nothing below the root in
+    Python."""
+    wait_warm(None)
+    truth, view, draw = seat_1_sampler(seed=4)
+    drawn: list[Mapping[int, int]] = []
+
+    def sample(rng: random.Random) -> Mapping[int, int]:
+        drawn.append(draw(rng))
+        return drawn[-1]
+
+    before = view.canonical()
+    hidden = [c for seat in (2, 3, 4) for c in view.stacks[seat]]
+    mcts = Mcts(MctsParams(world_trees=4), random.Random(2))
+    mcts.set_root(view)
+    mcts.expand_root(view)
+    trees = mcts.compiled_trees(view, sample)
+    assert view.canonical() == before
+    assert len(trees) == 4 and len(drawn) >= 4
+    worlds = []
+    for tree in trees:
+        sheep = tree.root_sheep.tolist()
+        world = {c: sheep[c] for c in hidden}
+        assert world in drawn
+        worlds.append(tuple(sorted(world.items())))
+        assert all(sheep[c] == view.sheep[c] for c in range(len(sheep)) if c not in hidden)
+    assert len(set(worlds)) > 1  # fresh draws, not one world four times
+    mcts.search(view, Budget.seconds(30), float("inf"), 400, sample)
+    assert view.canonical() == before and view.hash == view.hash_from_scratch()
+    root = mcts.root
+    assert root is not None and root.edges
+    assert mcts.iterations == 400 and root.n == 400 == sum(e.n for e in root.edges)
+    assert all(s.child is None for e in root.edges for s in e.splits)
     assert mcts.best() in truth.legal_moves()
 
 

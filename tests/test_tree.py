@@ -61,6 +61,7 @@ if fast_available():
         _paranoid,
         _rewards,
         _select_edge,
+        sync_roots,
     )
 
 
@@ -330,6 +331,41 @@ def test_mcts_with_the_compiled_tree_plays_legal_moves(game: int) -> None:
     # The next search starts from a new root: nothing is kept below it.
     mcts.set_root(state)
     assert mcts.root.n == 0 and mcts.reused == 0
+
+
+def test_the_root_statistics_of_several_trees_are_summed() -> None:
+    """Game 3's world trees: ``sync_roots`` gives the root each slide's visits and
+    value, and each split size's, summed over the trees (as each alone gives them)."""
+    state = position(1, 12, 6)
+    params = HybridParams(pw_base=1)
+    root = Node(state.to_move, state.hash)
+    expand(root, state, params.prior_temperature)
+    assert root.edges
+    trees = []
+    for seed, iterations in ((3, 300), (4, 500)):
+        tree = CompiledTree(state, root, params, params.playout_policy(), {}, seed, 1 << 14)
+        assert tree.run(iterations) == iterations
+        trees.append(tree)
+    alone = []
+    for tree in trees:
+        sync_roots(root, [tree])
+        alone.append(
+            (root.n, [(e.n, e.w, {s.split: (s.n, s.w) for s in e.splits}) for e in root.edges])
+        )
+    sync_roots(root, trees)
+    assert root.n == alone[0][0] + alone[1][0] == 800
+    widened = 0
+    for j, e in enumerate(root.edges):
+        (n1, w1, s1), (n2, w2, s2) = alone[0][1][j], alone[1][1][j]
+        assert e.n == n1 + n2 and e.w == pytest.approx(w1 + w2)
+        sizes = {s.split: (s.n, s.w) for s in e.splits}
+        assert list(sizes)[: len(s1)] == list(s1)  # the first tree's order first
+        assert set(sizes) == set(s1) | set(s2)
+        widened += len(sizes) > 1
+        for size, (n, w) in sizes.items():
+            assert n == s1.get(size, (0, 0.0))[0] + s2.get(size, (0, 0.0))[0]
+            assert w == pytest.approx(s1.get(size, (0, 0.0))[1] + s2.get(size, (0, 0.0))[1])
+    assert widened  # some slide opened more than its first split
 
 
 def python_children(mcts: Mcts) -> int:

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from state.game import GameState
@@ -655,20 +655,33 @@ class CompiledTree:
 
     def sync_root(self) -> None:
         """The root's visits and its slides' statistics, from the arrays into ``root``."""
-        self.root.n = int(self.node_n[0])
-        split_i, split_w = self.split_i, self.split_w
-        for j, e in enumerate(self.edges):
-            e.n = int(self.edge_n[j])
-            e.w = float(self.edge_f[j, 1])
-            splits: list[Split] = []
-            s = int(self.edge_i[j, E_HEAD])
+        sync_roots(self.root, [self])
+
+
+def sync_roots(root: Node, trees: Sequence[CompiledTree]) -> None:
+    """The root statistics of ``trees`` (searches below the same root slides, each
+    in its own world in game 3), summed into ``root``: its visits, each slide's
+    visits and value, and each split size's (in the order the first tree opened
+    them, then the others')."""
+    assert root.edges is not None
+    root.n = sum(int(t.node_n[0]) for t in trees)
+    for j, e in enumerate(root.edges):
+        e.n, e.w = 0, 0.0
+        by_size: dict[int, Split] = {}
+        for t in trees:
+            e.n += int(t.edge_n[j])
+            e.w += float(t.edge_f[j, 1])
+            split_i, split_w = t.split_i, t.split_w
+            s = int(t.edge_i[j, E_HEAD])
             while s >= 0:
-                sp = Split(int(split_i[s, S_SIZE]))
-                sp.n = int(split_i[s, S_N])
-                sp.w = float(split_w[s])
-                splits.append(sp)
+                size = int(split_i[s, S_SIZE])
+                sp = by_size.get(size)
+                if sp is None:
+                    sp = by_size[size] = Split(size)
+                sp.n += int(split_i[s, S_N])
+                sp.w += float(split_w[s])
                 s = int(split_i[s, S_NEXT])
-            e.splits = splits
+        e.splits = list(by_size.values())
 
 
 def compile_tree() -> None:
