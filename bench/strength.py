@@ -8,14 +8,23 @@ fills the rest with the reference's uniform guess). In game 4 the seat opposite
 the measured strategy is its partner: ``uct`` is then the main agent with a
 ``uct`` partner against two ``uct``, and ``pair-uct`` a pair of the measured
 strategy against a pair of ``uct``; both report the pair's win rate.
+
+With ``--results DIR`` every field's games go to ``DIR/game<G>-<field>.jsonl`` (the
+tournament results file: a header, then one line per game) as they end; ``--resume``
+plays only the games not there yet and reports over all of them, so a long run that
+was stopped loses only the games under way, and a finished one can be reported again
+without playing.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
+import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from arena.results import SEARCH_KEYS, GameResult
@@ -77,6 +86,17 @@ def register_bench(sub: Any) -> None:
         "the five fields "
         "(game 3: uct; game 4: uct and pair-uct)",
     )
+    p.add_argument(
+        "--results",
+        metavar="DIR",
+        default=None,
+        help="keep every field's games in DIR/game<G>-<field>.jsonl as they end",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="play only the games not yet in --results (none left: report them again)",
+    )
     p.set_defaults(func=run)
 
 
@@ -123,6 +143,15 @@ def summarize(results: Sequence[GameResult], game: int) -> dict[str, float]:
         out.update(
             {"pair_win_rate": wins.mean, "win_ci95_low": wins.low, "win_ci95_high": wins.high}
         )
+    places = [r.ranks[s] for r, s in zip(results, seats, strict=True)]
+    for place in range(1, 5):
+        # Ties share the best place, so a share can stay empty while the next holds two.
+        out[f"place{place}_share"] = places.count(place) / max(1, len(places))
+    for seat in range(4):
+        # The measured seat's points by its turn order (seat 1 places and moves first).
+        at = [p for p, s in zip(points, seats, strict=True) if s == seat]
+        if at:
+            out[f"seat{seat + 1}_points"] = sum(at) / len(at)
     out.update(_search(results, seats))
     return out
 
@@ -183,10 +212,20 @@ def measured_strategy(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     return name, params
 
 
+def results_file(folder: str | None, game: int, label: str) -> Path | None:
+    """Where ``--results`` keeps a field's games (None without it); a character of the
+    label a file name should not hold (a seat spec's path, say) becomes ``_``."""
+    if folder is None:
+        return None
+    return Path(folder) / f"game{game}-{re.sub(r'[^A-Za-z0-9+._-]', '_', label)}.jsonl"
+
+
 def run(args: argparse.Namespace) -> int:
     quiet_games()
     if args.reveal and not get_setting(args.game).hidden_counts:
         raise ConfigError(f"--reveal shows game 3's hidden counts: game {args.game} hides none")
+    if args.resume and args.results is None:
+        raise ConfigError("--resume continues the games kept by --results DIR: give it too")
     name, params = measured_strategy(args)
     measured = builtin_entrant(name, name, params, args.time_limit)
     runner = LocalRunner(args.jobs)
@@ -197,14 +236,20 @@ def run(args: argparse.Namespace) -> int:
                 tuple(entrants), args.game, args.seed, args.time_limit, "field",
                 lineup=lineup, local=True, reveal=(MEASURED,) if args.reveal else (),
             )  # fmt: skip
-            started = time.monotonic()
-            outcome = Tournament(schedule, args.games).run(runner)
-            figures = summarize(outcome.results, args.game)
-            figures["wall_s"] = time.monotonic() - started
             label = fld.replace(",", "+").replace(":", "_").replace("=", "")
+            path = results_file(args.results, args.game, label)
+            started = time.monotonic()
+            outcome = Tournament(schedule, args.games, path, args.resume).run(runner)
+            figures = summarize(outcome.results, args.game)
+            figures["played"] = float(outcome.played)
+            figures["wall_s"] = time.monotonic() - started
             seen = ", every count revealed to it" if args.reveal else ""
             print(f"# {name} vs {fld}, game {args.game}, {args.time_limit} s per move{seen}")
             print_figures({f"{label}.{k}": v for k, v in figures.items()})
+            if outcome.interrupted:
+                kept = f": the games are in {path}, --resume plays the rest" if path else ""
+                print(f"interrupted after {len(outcome.results)} games{kept}", file=sys.stderr)
+                return 130
     finally:
         runner.close()
     return 0

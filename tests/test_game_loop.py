@@ -4,6 +4,7 @@ and many games of any kind go through the tournament's schedule and runner."""
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ from arena.local import play_local
 from arena.referee import Event, GameRecord
 from arena.results import GameResult, result_of
 from bench.games import random_game
-from bench.strength import field_lineup, summarize
+from bench.strength import field_lineup, results_file, summarize
 from state.game import UNKNOWN, GameState, Move
 from state.observe import IngestReport
 from state.scoring import flood_scores
@@ -183,9 +184,9 @@ def test_in_process_schedules_refuse_programs() -> None:
         Schedule(entrants, 1, 1, 1.0, local=True).check()
 
 
-def _result(seats: list[int], points: list[float], late: int = 0) -> GameResult:
+def _result(seats: list[int], points: list[float], late: int = 0, game: int = 4) -> GameResult:
     """A recorded in-process game of a field (the measured entrant is 0)."""
-    played = play_local(4, 1, players("random", "random", "random", "random"), 1.0)
+    played = play_local(game, 1, players("random", "random", "random", "random"), 1.0)
     search = [
         {"moves": 10.0, "iterations": 100.0, "time_used": 0.5, "time_used_max": 0.9}
         | {"time_used_median": 0.6}
@@ -209,6 +210,86 @@ def test_strength_summary_of_the_measured_seat() -> None:
     field = [results[0].scores[1], results[0].scores[3], results[1].scores[0]]
     field.append(results[1].scores[2])
     assert figures["field_score_per_game"] == pytest.approx(sum(field) / 4)
+
+
+def test_strength_summary_counts_places_and_points_by_turn_order() -> None:
+    # The measured entrant (0) sits first, second, third and fourth to move in turn.
+    rows = [
+        ([0, 1, 1, 1], [5.0, 3.0, 2.0, 1.0], [1, 2, 3, 4]),
+        ([1, 0, 1, 1], [3.0, 5.0, 2.0, 1.0], [2, 1, 3, 4]),
+        ([1, 1, 0, 1], [5.0, 3.0, 1.0, 2.0], [1, 2, 4, 3]),
+        ([1, 1, 1, 0], [5.0, 2.0, 1.0, 3.0], [1, 3, 4, 2]),
+    ]
+    results = [
+        _result(seats, points, game=1).model_copy(update={"ranks": ranks})
+        for seats, points, ranks in rows
+    ]
+    figures = summarize(results, 1)
+    assert figures["points_per_game"] == 3.5
+    assert [figures[f"place{k}_share"] for k in (1, 2, 3, 4)] == [0.5, 0.25, 0.0, 0.25]
+    assert [figures[f"seat{k}_points"] for k in (1, 2, 3, 4)] == [5.0, 5.0, 1.0, 3.0]
+    # A seat the measured entrant never sat in has no figure (not a zero).
+    assert "seat4_points" not in summarize(results[:3], 1)
+
+
+def _figures(stdout: str) -> dict[str, str]:
+    return dict(line.split("=") for line in stdout.splitlines() if "=" in line)
+
+
+def test_bench_strength_keeps_its_games_and_resumes_them(tmp_path: Path) -> None:
+    argv = [
+        *(sys.executable, "-m", "battlesheep", "bench", "strength", "--strategy", "greedy"),
+        *("--field", "random,random,random", "--games", "4", "--time-limit", "0.5"),
+        *("--jobs", "1", "--seed", "3", "--results", str(tmp_path)),
+    ]
+
+    def bench(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*argv, *extra], capture_output=True, text=True, timeout=120)
+
+    first = bench()
+    assert first.returncode == 0, first.stderr
+    kept = tmp_path / "game1-random+random+random.jsonl"
+    lines = kept.read_text().splitlines()
+    assert len(lines) == 5 and "tournament" in json.loads(lines[0])
+    assert [json.loads(line)["index"] for line in lines[1:]] == [0, 1, 2, 3]
+    # Run again on the same file without --resume: refused, the file named, nothing lost.
+    again = bench()
+    assert again.returncode != 0 and str(kept) in again.stderr and "--resume" in again.stderr
+    assert kept.read_text().splitlines() == lines
+    # The last game torn (a run killed while writing it): --resume plays that one only.
+    kept.write_text("\n".join(lines[:4]) + "\n" + lines[4][:40])
+    resumed = bench("--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    figures = _figures(resumed.stdout)
+    assert figures["random+random+random.played"] == "1"
+    assert figures["random+random+random.games"] == "4"
+    assert kept.read_text().splitlines()[:4] == lines[:4]
+    # Nothing left to play: the same games reported again.
+    report = bench("--resume")
+    assert report.returncode == 0, report.stderr
+    again_figures = _figures(report.stdout)
+    assert again_figures["random+random+random.played"] == "0"
+    for key in ("games", "points_per_game", "score_per_game", "place1_share"):
+        key = f"random+random+random.{key}"
+        assert again_figures[key] == figures[key]
+
+
+def test_results_files_are_named_by_game_and_field() -> None:
+    assert results_file(None, 1, "uct") is None
+    assert results_file("out", 2, "flatmc") == Path("out/game2-flatmc.jsonl")
+    # A seat spec's path does not make a folder of its own.
+    named = results_file("out", 1, "params/agent1.toml+uct+uct")
+    assert named == Path("out/game1-params_agent1.toml+uct+uct.jsonl")
+
+
+def test_bench_strength_resume_needs_the_results_folder() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "battlesheep", "bench", "strength", "--resume", "--games", "4"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode != 0 and "--results" in proc.stderr
 
 
 def test_bench_strength_command_plays_through_the_runner(tmp_path: Path) -> None:

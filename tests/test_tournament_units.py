@@ -212,6 +212,10 @@ def test_results_file_resume_checks(tmp_path: Path) -> None:
     other = Schedule(entrants, 1, 11, 1.0)
     with pytest.raises(ConfigError, match="different tournament"):
         prepare_results_file(path, other, resume=True)
+    # Games where an entrant saw every count (bench strength --reveal) are not these.
+    revealed = Schedule(entrants, 1, 10, 1.0, local=True, reveal=(0,))
+    with pytest.raises(ConfigError, match="different tournament"):
+        prepare_results_file(path, revealed, resume=True)
     done = prepare_results_file(path, schedule, resume=True)
     assert list(done) == [0]
     header, results = read_results_file(path)

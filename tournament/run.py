@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 
 
 def header_of(schedule: Schedule) -> dict[str, Any]:
-    return {
+    header: dict[str, Any] = {
         "tournament": {
             "entrants": [
                 {"name": e.name, "command": e.command, "team": e.team} for e in schedule.entrants
@@ -40,6 +40,10 @@ def header_of(schedule: Schedule) -> dict[str, Any]:
             "format": schedule.fmt,
         }
     }
+    if schedule.reveal:
+        # Only when set, so that the files of runs without it still resume.
+        header["tournament"]["reveal"] = list(schedule.reveal)
+    return header
 
 
 def read_results_file(path: Path) -> tuple[dict[str, Any] | None, list[GameResult]]:
