@@ -83,28 +83,20 @@ def choose_placement(
     stop_at = time.monotonic() + max(0.0, budget.remaining()) * time_fraction
     total = {c: 0.0 for c in top}
     visits = {c: 0 for c in top}
-    # The others' static orders, by the cells placed before them: at most three
-    # choices a seat, so few distinct prefixes, and scoring the cells costs many
-    # times a playout (without this cache, nine tenths of the placement's time).
-    orders: dict[tuple[int, ...], list[int]] = {}
     rounds = 0
     while not budget.expired() and time.monotonic() < stop_at:
         for cell in top:
             state.place(cell)
-            placed = [cell]
+            placed = 1
             while state.placing:
-                key = tuple(placed)
-                order = orders.get(key)
-                if order is None:
-                    s = static_placement_scores(state)
-                    order = orders[key] = sorted(s, key=lambda c: -s[c])
-                other = order[rng.randrange(min(3, len(order)))]
-                state.place(other)
-                placed.append(other)
+                s = static_placement_scores(state)
+                order = sorted(s, key=lambda c: -s[c])
+                state.place(order[rng.randrange(min(3, len(order)))])
+                placed += 1
             final = kernel.scores(state, policy, rng)
             total[cell] += score_rewards(state.setting, final, margin)[me - 1]
             visits[cell] += 1
-            for _ in placed:
+            for _ in range(placed):
                 state.undo()
             if budget.expired():
                 break

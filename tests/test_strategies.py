@@ -172,49 +172,6 @@ def test_placement_is_a_free_border_cell_and_not_the_first() -> None:
     assert chosen[0] != state.geometry.border[0] or chosen[1] != state.geometry.border[1]
 
 
-def test_placement_playouts_score_each_placement_prefix_once(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The others' placements in the placement playouts come from static orders kept
-    by the cells placed before them: the board is scored once for the choice itself
-    and at most once per prefix (a candidate, then up to three choices a seat), however
-    many playouts run; the state is left as it was."""
-    from strategies import placement
-
-    setting = SETTINGS[2]
-    state = GameState(setting, random_geometry(setting, 45))
-    calls = 0
-    real = placement.static_placement_scores
-
-    def counted(s: GameState) -> dict[int, float]:
-        nonlocal calls
-        calls += 1
-        return real(s)
-
-    monkeypatch.setattr(placement, "static_placement_scores", counted)
-
-    class Looks(Budget):
-        """Expires after a number of looks, not of seconds: a fixed count of playouts."""
-
-        def __init__(self, looks: int) -> None:
-            super().__init__(time.monotonic() + 600)
-            self.looks = looks
-
-        def expired(self) -> bool:
-            self.looks -= 1
-            return self.looks < 0
-
-    strategy = HybridStrategy({"seed": 3, "placement_candidates": 2, "kernel": "python"})
-    before = (list(state.owner), list(state.sheep), state.to_move)
-    budget = Looks(60)
-    cell = strategy.place(state, budget)
-    assert (list(state.owner), list(state.sheep), state.to_move) == before
-    assert cell in state.initial_positions()
-    assert budget.info["placement_playouts"] >= 30
-    prefixes = 2 * (1 + 3 + 3 * 3)  # seats 2, 3 and 4 place after each candidate
-    assert calls <= 1 + prefixes
-
-
 # ------------------------------------------------------------------ alpha-beta
 
 
