@@ -136,6 +136,13 @@ class MctsParams(BaseModel):
             "Python tree over all the worlds)"
         ),
     )
+    mast: bool = Field(
+        False,
+        description=(
+            "tree=compiled: the playouts' greedy moves take the cell with the best mean "
+            "reward learned in this search (MAST) instead of the most room"
+        ),
+    )
     tree: Literal["python", "compiled"] = Field(
         "compiled",
         description=(

@@ -23,7 +23,7 @@ from state.settings import SETTINGS
 from strategies.base import Budget
 from strategies.common import paranoid_rewards, score_rewards, split_candidates
 from strategies.hybrid import HybridParams
-from strategies.kernel import fast_available, wait_warm
+from strategies.kernel import PASS, fast_available, wait_warm
 from strategies.mcts import Mcts
 from strategies.mcts_tree import Edge, Node, Split, choose_split, expand, select_edge
 from strategies.opponents import RULES
@@ -393,3 +393,76 @@ def test_game_3_searches_on_the_python_tree() -> None:
     mcts.search(state, Budget.seconds(60), float("inf"), max_iterations=200, sample=lambda rng: {})
     assert mcts.iterations == 200 and python_children(mcts) > 0
     assert mcts.best() in state.legal_moves()
+
+
+def test_mast_greedy_moves_take_the_cell_with_the_best_learned_value() -> None:
+    """``fast._mast_slide`` through a playout: with no random moves and enough samples,
+    the first turn lands on the cell the table values most, and never on one it values
+    least while another is in reach."""
+    from strategies.kernel.fast import _scores, tables_of
+
+    wait_warm(None)
+    state = position(1, 21, 4)
+    seat = state.to_move
+    dsts = sorted({dst for _, _, dst in state.slides()})
+    assert len(dsts) >= 3
+    cells = len(state.owner)
+    for favoured in (dsts[0], dsts[-1]):
+        mast_w = np.zeros((5, cells))
+        mast_n = np.zeros((5, cells), np.int64)
+        mast_n[seat, dsts] = 10
+        mast_w[seat, favoured] = 10.0  # value 1 against 0 for every other cell in reach
+        for seed in range(5):
+            turns = np.empty((4 * (cells + 2), 3), np.int64)
+            _scores(
+                np.array(state.owner, np.int64), np.array(state.sheep, np.int64),
+                state.to_move, np.array(state.done, np.bool_), *tables_of(state.geometry),
+                0.0, 256, False, np.zeros(5, np.int64), 0, seed + 1, np.empty(0), turns,
+                mast_w, mast_n,
+            )  # fmt: skip
+            assert turns[0, 0] != PASS and turns[0, 1] == favoured
+
+
+@pytest.mark.parametrize("game", [1, 2, 4])
+def test_mast_learns_each_seats_cells_from_its_own_rewards(game: int) -> None:
+    wait_warm(None)
+    state = position(game, 30 + game, 12)
+    params = HybridParams(mast=True, tree_depth=1)
+    tree = searched(state, params, 400)
+    assert walk(tree, state, params, {}) == tree.counts[0]  # the tree is as without it
+    n, w = tree.mast_n, tree.mast_w
+    taken = [c for c, o in enumerate(state.owner) if o != 0]
+    assert n[0].sum() == 0 and n[:, taken].sum() == 0  # seats 1-4, free cells only
+    assert w[n == 0].sum() == 0
+    # A reward is at most 1 plus the score-lead term, at least that term below 0.
+    lead = params.margin
+    seen = n > 0
+    means = w[seen] / n[seen]
+    assert means.min() >= -lead and means.max() <= 1 + lead
+    # Flat (tree_depth=1): each iteration takes one root slide's cell for the mover,
+    # which is counted at least as often as the root slides to it were visited.
+    me = state.to_move
+    by_dst: dict[int, int] = {}
+    for j in range(int(tree.node_i[0, N_EDGES])):
+        d = int(tree.edge_i[j, E_DST])
+        by_dst[d] = by_dst.get(d, 0) + int(tree.edge_n[j])
+    for d, visits in by_dst.items():
+        assert n[me, d] >= visits
+    assert sum(by_dst.values()) == 400
+    # The other seats took cells in the playouts too.
+    assert all(n[seat].sum() > 0 for seat in (1, 2, 3, 4) if seat != me and seat_moves(state, seat))
+
+
+def seat_moves(state: GameState, seat: int) -> bool:
+    """Whether ``seat`` has a slide in ``state`` (whoever is to move)."""
+    return any(
+        o == seat and k > 1 and any(ray and state.owner[ray[0]] == 0 for ray in rays)
+        for o, k, rays in zip(state.owner, state.sheep, state.geometry.rays, strict=True)
+    )
+
+
+def test_mast_is_off_by_default_and_with_uniform_playouts() -> None:
+    state = position(1, 5, 6)
+    for params in (HybridParams(), HybridParams(mast=True, playout="random")):
+        tree = searched(state, params, 50)
+        assert tree.mast_n.size == 0 and tree.turns.shape[0] == 0

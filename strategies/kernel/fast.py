@@ -32,6 +32,11 @@ from strategies.kernel import (
 )
 from strategies.kernel.pure import DRAWS, FIRST_PART
 
+MAST_PRIOR = 0.5
+"""The reward a cell's learned value starts from, as one visit (``_mast_slide``): about
+the mean of the rank rewards (1, 0.5, 0.25, 0), so that an untried cell is neither
+sought nor shunned."""
+
 log = logging.getLogger(__name__)
 
 try:
@@ -182,6 +187,28 @@ def _best_slide(
 
 
 @jit
+def _mast_slide(
+    live: Any, live_n: Any, p: int, owner: Any, first: Any, ray_off: Any, ray_cells: Any,
+    mast_w: Any, mast_n: Any, samples: int, stream: Any, pos: Any,
+) -> int:  # fmt: skip
+    """The best of ``samples`` drawn slides by the seat's learned value of the cell it
+    lands on (``mast_w / mast_n``, the mean reward of the seat's iterations that took
+    that cell, from an even start of one visit worth ``MAST_PRIOR``), or -1."""
+    best = -1.0
+    pick = -1
+    for _ in range(samples):
+        slide = _draw_slide(live, live_n, p, owner, first, stream, pos)
+        if slide < 0:
+            return -1
+        dst = _destination(owner, ray_off, ray_cells, slide)
+        value = (mast_w[p, dst] + MAST_PRIOR) / (mast_n[p, dst] + 1.0)
+        if value > best:
+            best = value
+            pick = slide
+    return pick
+
+
+@jit
 def _area_split(first: Any, owner: Any, count: int, cell: int, dst: int) -> int:
     owner[dst] = -2
     room_src = _free_dirs(first, owner, cell)
@@ -226,10 +253,13 @@ def _play(
     turns: Any,
     live: Any,
     live_n: Any,
+    mast_w: Any,
+    mast_n: Any,
 ) -> tuple[int, bool]:
     """``pure.play`` on arrays, the seats' movable stacks in ``live`` (filled here);
     returns the turns played (recorded in ``turns`` if it has room) and whether the
-    game ended."""
+    game ended. ``mast_w``/``mast_n`` not empty: the greedy moves pick by their learned
+    values (``_mast_slide``) instead of the room heuristic."""
     pos = np.zeros(2, np.uint64)  # the stream's next index, the generator's state
     pos[1] = seed
     n = owner.shape[0] - 1
@@ -254,6 +284,11 @@ def _play(
                 slide = 8 * live[p, pick >> 3] + (pick & 7)
                 if owner[first[slide]] != 0:
                     slide = _draw_slide(live, live_n, p, owner, first, stream, pos)
+            elif mast_n.shape[0] > 0:
+                slide = _mast_slide(
+                    live, live_n, p, owner, first, ray_off, ray_cells, mast_w, mast_n,
+                    samples, stream, pos,
+                )  # fmt: skip
             else:
                 slide = _best_slide(
                     live, live_n, p, owner, sheep, first, ray_off, ray_cells,
@@ -432,6 +467,8 @@ def _scores(
     seed: int,
     stream: Any,
     turns: Any,
+    mast_w: Any,
+    mast_n: Any,
 ) -> Any:
     """Play the position out (written back into ``owner_in`` and ``sheep_in``) and
     score it: one call from Python per playout. Returns the scores and the turns."""
@@ -444,6 +481,7 @@ def _scores(
     played, finished = _play(
         owner, sheep, to_move, done_in, first, ray_off, ray_cells, nb_off, nb_cells,
         epsilon, samples, area, seat_splits, cutoff, seed, stream, turns, live, live_n,
+        mast_w, mast_n,
     )  # fmt: skip
     owner_in[:] = owner[:-1]
     sheep_in[:] = sheep
@@ -493,6 +531,8 @@ def seat_array(seat_splits: tuple[int, ...]) -> Any:
 
 _NO_STREAM = np.empty(0, np.float64) if AVAILABLE else None
 _NO_TURNS = np.empty((0, 3), np.int64) if AVAILABLE else None
+_NO_MAST_W = np.empty((0, 0), np.float64) if AVAILABLE else None
+_NO_MAST_N = np.empty((0, 0), np.int64) if AVAILABLE else None
 
 
 class FastKernel:
@@ -514,6 +554,8 @@ class FastKernel:
             rng.getrandbits(63),
             _NO_STREAM,
             _NO_TURNS,
+            _NO_MAST_W,
+            _NO_MAST_N,
         )
         return out.tolist()  # type: ignore[no-any-return]
 
@@ -527,7 +569,7 @@ class FastKernel:
             owner, sheep, state.to_move, np.array(state.done, np.bool_),
             *tables_of(state.geometry), policy.epsilon, policy.samples, policy.area_split,
             seat_array(policy.seat_splits), policy.cutoff, 0, np.array(stream, np.float64),
-            turns,
+            turns, _NO_MAST_W, _NO_MAST_N,
         )  # fmt: skip
         return Trace(
             [(int(a), int(b), int(c)) for a, b, c in turns[:played]],

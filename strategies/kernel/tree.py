@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from state.game import GameState
 from state.geometry import DIRECTION_KEYS
 from state.scoring import PLACE_POINTS
-from strategies.kernel import SPLIT_RULES, PlayoutPolicy
+from strategies.kernel import PASS, SPLIT_RULES, PlayoutPolicy
 from strategies.kernel.fast import (
     AVAILABLE,
     _area_split,
@@ -404,17 +404,44 @@ def _full(nodes: int, edges: int, splits: int, counts: Any, widest: int, cells: 
 
 
 @jit
+def _learn_cells(
+    r: Any, depth: int, path_edge: Any, path_mover: Any, edge_i: Any, to_move: int,
+    played: int, turns: Any, mast_w: Any, mast_n: Any,
+) -> None:  # fmt: skip
+    """One iteration's rewards into each mover's values of the cells it took: the
+    descent's slides, then the playout's recorded turns (its first mover ``to_move``,
+    the seats in turn; passes take no cell)."""
+    for i in range(depth):
+        j = path_edge[i]
+        if j >= 0:
+            p = path_mover[i]
+            dst = edge_i[j, E_DST]
+            mast_w[p, dst] += r[p - 1]
+            mast_n[p, dst] += 1
+    for t in range(min(played, turns.shape[0])):
+        if turns[t, 0] != PASS:
+            p = (to_move - 1 + t) % 4 + 1
+            dst = turns[t, 1]
+            mast_w[p, dst] += r[p - 1]
+            mast_n[p, dst] += 1
+
+
+@jit
 def _run(
     root_owner: Any, root_sheep: Any, root_done: Any, tables: Any, config: Any, ints: Any,
     seat_rules: Any, seat_splits: Any, partner: Any, points_table: Any,
     node_i: Any, node_n: Any, edge_i: Any, edge_f: Any, edge_n: Any, split_i: Any,
     split_w: Any, counts: Any, rng: Any, iterations: int, stream: Any, turns: Any,
+    mast_w: Any, mast_n: Any,
 ) -> int:  # fmt: skip
     """Up to ``iterations`` iterations from node 0; the number done (fewer when the
     arrays might not hold the next one). ``config``: c_puct, fpu, c_split, pw_c,
     pw_alpha, temperature, margin, paranoia, epsilon; ``ints``: pw_base, depth cap,
     samples, area split, cutoff, me, the widest expansion; ``counts``: nodes, edges,
-    splits, the deepest path, nodes expanded."""
+    splits, the deepest path, nodes expanded. ``mast_w``/``mast_n`` not empty (then
+    ``turns`` has room for a playout): each seat's reward sum and count per cell it
+    took in an iteration, in the tree and in the playout, learned here and read by the
+    playouts' greedy moves (``fast._mast_slide``)."""
     c_puct, fpu, c_split = config[0], config[1], config[2]
     pw_c, pw_alpha, temperature = config[3], config[4], config[5]
     margin, paranoia, epsilon = config[6], config[7], config[8]
@@ -491,17 +518,23 @@ def _run(
             counts[3] = depth
         if finished:
             score = _final_scores(owner, cells, nb_off, nb_cells, pw)
+            played = 0
         else:
             z = rng[0] + np.uint64(_GOLDEN)
             rng[0] = z
-            score = _scores(
+            score, played, _ = _scores(
                 owner[:n], sheep, to_move, root_done, first, ray_off, ray_cells, nb_off,
                 nb_cells, cells, pw, ar_off, ar_cells, epsilon, samples, area, seat_splits,
                 cutoff, np.int64(z >> np.uint64(1)), stream, turns,  # type: ignore[arg-type]
-            )[0]  # fmt: skip
+                mast_w, mast_n,
+            )  # fmt: skip
         r = _rewards(score, partner, margin, cells.shape[0], points_table)
         if paranoia:
             _paranoid(r, partner, me, paranoia)
+        if mast_n.shape[0] > 0:
+            _learn_cells(
+                r, depth, path_edge, path_mover, edge_i, to_move, played, turns, mast_w, mast_n
+            )
         node_n[0] += 1
         for i in range(depth):
             j = path_edge[i]
@@ -592,7 +625,11 @@ class CompiledTree:
         self.counts = np.zeros(5, np.int64)
         self.rng = np.array([seed & (2**64 - 1)], np.uint64)
         self.stream = np.empty(0, np.float64)
-        self.turns = np.empty((0, 3), np.int64)
+        cells = len(state.owner)
+        mast = params.mast and policy.epsilon < 1.0
+        self.turns = np.empty((4 * (cells + 2) if mast else 0, 3), np.int64)
+        self.mast_w = np.zeros((5, cells) if mast else (0, 0), np.float64)
+        self.mast_n = np.zeros((5, cells) if mast else (0, 0), np.int64)
         # Node 0 is the root, its edges the Python root's.
         _new_node(self.node_i, self.node_n, self.counts, state.to_move)
         self.node_i[0, N_FIRST] = 0
@@ -629,6 +666,7 @@ class CompiledTree:
             self.ints, self.seat_rules, self.seat_splits, self.partner, self.points,
             self.node_i, self.node_n, self.edge_i, self.edge_f, self.edge_n, self.split_i,
             self.split_w, self.counts, self.rng, iterations, self.stream, self.turns,
+            self.mast_w, self.mast_n,
         )  # fmt: skip
         return int(done)
 
