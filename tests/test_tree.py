@@ -449,15 +449,7 @@ def test_mast_learns_each_seats_cells_from_its_own_rewards(game: int) -> None:
         assert n[me, d] >= visits
     assert sum(by_dst.values()) == 400
     # The other seats took cells in the playouts too.
-    assert all(n[seat].sum() > 0 for seat in (1, 2, 3, 4) if seat != me and seat_moves(state, seat))
-
-
-def seat_moves(state: GameState, seat: int) -> bool:
-    """Whether ``seat`` has a slide in ``state`` (whoever is to move)."""
-    return any(
-        o == seat and k > 1 and any(ray and state.owner[ray[0]] == 0 for ray in rays)
-        for o, k, rays in zip(state.owner, state.sheep, state.geometry.rays, strict=True)
-    )
+    assert all(n[seat].sum() > 0 for seat in (1, 2, 3, 4) if seat != me and state.slides(seat))
 
 
 def test_mast_is_off_by_default_and_with_uniform_playouts() -> None:
