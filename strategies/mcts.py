@@ -143,6 +143,15 @@ class MctsParams(BaseModel):
             "reward learned in this search (MAST) instead of the most room"
         ),
     )
+    mast_visits: float = Field(
+        0.0,
+        ge=0,
+        description=(
+            "tree=compiled with mast: a slide's value in the tree starts from the "
+            "mover's learned value of the cell it lands on, worth this many visits "
+            "(0: first-play urgency, as the Python tree)"
+        ),
+    )
     tree: Literal["python", "compiled"] = Field(
         "compiled",
         description=(

@@ -246,8 +246,64 @@ def test_slides_are_selected_as_the_python_tree_selects(
     node_i[0, N_FIRST], node_i[0, N_EDGES] = 0, len(stats)
     edge_f = np.array([(e.prior, e.w) for e in node.edges], np.float64)
     edge_n = np.array([e.n for e in node.edges], np.int64)
-    got = _select_edge(0, node_i, np.array([node.n]), edge_f, edge_n, c_puct, fpu)
-    assert node.edges[got] is select_edge(node, node.edges, c_puct, fpu, False)
+    edge_i = np.zeros((len(stats), 9), np.int32)
+    none = np.zeros((0, 0))
+    for mast_visits in (0.0, 2.0):  # no MAST tables: the MAST visits change nothing
+        got = _select_edge(
+            0, node_i, np.array([node.n]), edge_f, edge_n, c_puct, fpu, edge_i, none,
+            none.astype(np.int64), mast_visits,
+        )  # fmt: skip
+        assert node.edges[got] is select_edge(node, node.edges, c_puct, fpu, False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    stats=st.lists(
+        st.tuples(st.integers(0, 20), st.floats(0, 1), st.integers(0, 30), st.floats(0, 1)),
+        min_size=2,
+        max_size=20,
+    ),
+    mast_visits=st.sampled_from([0.5, 2.0, 8.0]),
+)
+def test_mast_visits_start_each_slide_from_its_cells_learned_value(
+    stats: list[tuple[int, float, int, float]], mast_visits: float
+) -> None:
+    """With MAST visits the tree policy's value of a slide is its reward sum plus the
+    mover's learned value of its destination worth that many visits, over its visits
+    plus as many: an unvisited slide is worth its cell's value, not the parent's
+    mean less first-play urgency. Compared with PUCT computed here."""
+    from strategies.kernel.fast import MAST_PRIOR
+
+    cells, mover = 8, 3
+    node_i = np.zeros((1, 5), np.int32)
+    node_i[0, N_MOVER], node_i[0, N_FIRST], node_i[0, N_EDGES] = mover, 0, len(stats)
+    edge_i = np.zeros((len(stats), 9), np.int32)
+    edge_f = np.zeros((len(stats), 2))
+    edge_n = np.zeros(len(stats), np.int64)
+    mast_w = np.zeros((5, cells))
+    mast_n = np.zeros((5, cells), np.int64)
+    for j, (seen, value, n, mean) in enumerate(stats):
+        dst = j % cells
+        edge_i[j, E_DST] = dst
+        edge_f[j] = (1.0 / len(stats), mean * n)
+        edge_n[j] = n
+        mast_n[mover, dst] = seen
+        mast_w[mover, dst] = value * seen
+    visits = int(edge_n.sum()) + 1
+    c_puct = 1.0
+    got = _select_edge(
+        0, node_i, np.array([visits]), edge_f, edge_n, c_puct, 0.1, edge_i, mast_w, mast_n,
+        mast_visits,
+    )  # fmt: skip
+
+    def u(j: int) -> float:
+        dst = int(edge_i[j, E_DST])
+        m = (mast_w[mover, dst] + MAST_PRIOR) / (mast_n[mover, dst] + 1)
+        q = (edge_f[j, 1] + mast_visits * m) / (edge_n[j] + mast_visits)
+        return float(q + c_puct * edge_f[j, 0] * math.sqrt(visits + 1) / (1 + edge_n[j]))
+
+    best = max(u(j) for j in range(len(stats)))
+    assert u(got) == pytest.approx(best, abs=1e-12)
 
 
 @settings(max_examples=300, deadline=None)
@@ -422,11 +478,12 @@ def test_mast_greedy_moves_take_the_cell_with_the_best_learned_value() -> None:
             assert turns[0, 0] != PASS and turns[0, 1] == favoured
 
 
+@pytest.mark.parametrize("mast_visits", [0.0, 2.0])
 @pytest.mark.parametrize("game", [1, 2, 4])
-def test_mast_learns_each_seats_cells_from_its_own_rewards(game: int) -> None:
+def test_mast_learns_each_seats_cells_from_its_own_rewards(game: int, mast_visits: float) -> None:
     wait_warm(None)
     state = position(game, 30 + game, 12)
-    params = HybridParams(mast=True, tree_depth=1)
+    params = HybridParams(mast=True, tree_depth=1, mast_visits=mast_visits)
     tree = searched(state, params, 400)
     assert walk(tree, state, params, {}) == tree.counts[0]  # the tree is as without it
     n, w = tree.mast_n, tree.mast_w

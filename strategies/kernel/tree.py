@@ -45,6 +45,7 @@ from state.scoring import PLACE_POINTS
 from strategies.kernel import PASS, SPLIT_RULES, PlayoutPolicy
 from strategies.kernel.fast import (
     AVAILABLE,
+    MAST_PRIOR,
     _area_split,
     _destination,
     _final_scores,
@@ -288,9 +289,12 @@ def _candidate(count_in: int, area_in: int, index: int) -> int:
 # --------------------------------------------------------------------- tree policy
 @jit
 def _select_edge(
-    k: int, node_i: Any, node_n: Any, edge_f: Any, edge_n: Any, c_puct: float, fpu: float
-) -> int:
-    """``mcts_tree.select_edge`` (every edge available)."""
+    k: int, node_i: Any, node_n: Any, edge_f: Any, edge_n: Any, c_puct: float, fpu: float,
+    edge_i: Any, mast_w: Any, mast_n: Any, mast_visits: float,
+) -> int:  # fmt: skip
+    """``mcts_tree.select_edge`` (every edge available). With ``mast_visits`` above 0
+    and the MAST tables learned, a slide's value starts from the mover's learned value
+    of the cell it lands on, worth that many visits, instead of first-play urgency."""
     start = node_i[k, N_FIRST]
     end = start + node_i[k, N_EDGES]
     parent_q = 0.0
@@ -301,11 +305,18 @@ def _select_edge(
             nq += edge_n[j]
     parent_q = parent_q / nq - fpu if nq else 0.5
     sqrt_n = math.sqrt(node_n[k] + 1)
+    learned = mast_visits > 0 and mast_n.shape[0] > 0
+    p = node_i[k, N_MOVER]
     best_u = -1e18
     best = start
     for j in range(start, end):
         n = edge_n[j]
-        q = edge_f[j, 1] / n if n else parent_q
+        if learned:
+            dst = edge_i[j, E_DST]
+            m = (mast_w[p, dst] + MAST_PRIOR) / (mast_n[p, dst] + 1.0)
+            q = (edge_f[j, 1] + mast_visits * m) / (n + mast_visits)
+        else:
+            q = edge_f[j, 1] / n if n else parent_q
         u = q + c_puct * edge_f[j, 0] * sqrt_n / (1 + n)
         if u > best_u:
             best_u = u
@@ -436,15 +447,16 @@ def _run(
 ) -> int:  # fmt: skip
     """Up to ``iterations`` iterations from node 0; the number done (fewer when the
     arrays might not hold the next one). ``config``: c_puct, fpu, c_split, pw_c,
-    pw_alpha, temperature, margin, paranoia, epsilon; ``ints``: pw_base, depth cap,
-    samples, area split, cutoff, me, the widest expansion; ``counts``: nodes, edges,
+    pw_alpha, temperature, margin, paranoia, epsilon, MAST visits; ``ints``: pw_base,
+    depth cap, samples, area split, cutoff, me, the widest expansion; ``counts``: nodes, edges,
     splits, the deepest path, nodes expanded. ``mast_w``/``mast_n`` not empty (then
     ``turns`` has room for a playout): each seat's reward sum and count per cell it
     took in an iteration, in the tree and in the playout, learned here and read by the
-    playouts' greedy moves (``fast._mast_slide``)."""
+    playouts' greedy moves (``fast._mast_slide``) and, with MAST visits, by the tree
+    policy (``_select_edge``)."""
     c_puct, fpu, c_split = config[0], config[1], config[2]
     pw_c, pw_alpha, temperature = config[3], config[4], config[5]
-    margin, paranoia, epsilon = config[6], config[7], config[8]
+    margin, paranoia, epsilon, mast_visits = config[6], config[7], config[8], config[9]
     pw_base, depth_cap, samples, area = ints[0], ints[1], ints[2], ints[3] != 0
     cutoff, me, widest = ints[4], ints[5], ints[6]
     first, ray_off, ray_cells, nb_off, nb_cells, cells, pw, ar_off, ar_cells = tables
@@ -495,7 +507,10 @@ def _run(
                     break  # a new node: played out from here
                 k = child
                 continue
-            j = _select_edge(k, node_i, node_n, edge_f, edge_n, c_puct, fpu)
+            j = _select_edge(
+                k, node_i, node_n, edge_f, edge_n, c_puct, fpu, edge_i, mast_w, mast_n,
+                mast_visits,
+            )  # fmt: skip
             s = _choose_split(
                 j, edge_i, edge_n, split_i, split_w, counts, c_split, pw_base, pw_c, pw_alpha
             )
@@ -593,6 +608,7 @@ class CompiledTree:
             [
                 params.c_puct, params.fpu, params.c_split, params.pw_c, params.pw_alpha,
                 params.prior_temperature, params.margin, params.paranoia, policy.epsilon,
+                params.mast_visits,
             ],
             np.float64,
         )  # fmt: skip
