@@ -187,13 +187,19 @@ def _best_slide(
 
 
 @jit
+def _mast_value(mast_w: Any, mast_n: Any, p: int, cell: int) -> float:
+    """Seat ``p``'s learned value of ``cell``: the mean reward of its iterations that
+    took the cell, from an even start of one visit worth ``MAST_PRIOR``."""
+    return (mast_w[p, cell] + MAST_PRIOR) / (mast_n[p, cell] + 1.0)  # type: ignore[no-any-return]
+
+
+@jit
 def _mast_slide(
     live: Any, live_n: Any, p: int, owner: Any, first: Any, ray_off: Any, ray_cells: Any,
     mast_w: Any, mast_n: Any, samples: int, stream: Any, pos: Any,
 ) -> int:  # fmt: skip
     """The best of ``samples`` drawn slides by the seat's learned value of the cell it
-    lands on (``mast_w / mast_n``, the mean reward of the seat's iterations that took
-    that cell, from an even start of one visit worth ``MAST_PRIOR``), or -1."""
+    lands on (``_mast_value``), or -1."""
     best = -1.0
     pick = -1
     for _ in range(samples):
@@ -201,7 +207,7 @@ def _mast_slide(
         if slide < 0:
             return -1
         dst = _destination(owner, ray_off, ray_cells, slide)
-        value = (mast_w[p, dst] + MAST_PRIOR) / (mast_n[p, dst] + 1.0)
+        value = _mast_value(mast_w, mast_n, p, dst)
         if value > best:
             best = value
             pick = slide

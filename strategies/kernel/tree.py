@@ -45,12 +45,12 @@ from state.scoring import PLACE_POINTS
 from strategies.kernel import PASS, SPLIT_RULES, PlayoutPolicy
 from strategies.kernel.fast import (
     AVAILABLE,
-    MAST_PRIOR,
     _area_split,
     _destination,
     _final_scores,
     _flood,
     _free_dirs,
+    _mast_value,
     _rule_split,
     _scores,
     jit,
@@ -313,7 +313,7 @@ def _select_edge(
         n = edge_n[j]
         if learned:
             dst = edge_i[j, E_DST]
-            m = (mast_w[p, dst] + MAST_PRIOR) / (mast_n[p, dst] + 1.0)
+            m = _mast_value(mast_w, mast_n, p, dst)
             q = (edge_f[j, 1] + mast_visits * m) / (n + mast_visits)
         else:
             q = edge_f[j, 1] / n if n else parent_q
