@@ -297,15 +297,16 @@ def _select_edge(
     of the cell it lands on, worth that many visits, instead of first-play urgency."""
     start = node_i[k, N_FIRST]
     end = start + node_i[k, N_EDGES]
-    parent_q = 0.0
-    nq = 0
-    for j in range(start, end):
-        if edge_n[j]:
-            parent_q += edge_f[j, 1]
-            nq += edge_n[j]
-    parent_q = parent_q / nq - fpu if nq else 0.5
-    sqrt_n = math.sqrt(node_n[k] + 1)
     learned = mast_visits > 0 and mast_n.shape[0] > 0
+    parent_q = 0.0
+    if not learned:  # the first-play value (with MAST visits each slide has its own)
+        nq = 0
+        for j in range(start, end):
+            if edge_n[j]:
+                parent_q += edge_f[j, 1]
+                nq += edge_n[j]
+        parent_q = parent_q / nq - fpu if nq else 0.5
+    sqrt_n = math.sqrt(node_n[k] + 1)
     p = node_i[k, N_MOVER]
     best_u = -1e18
     best = start
