@@ -162,7 +162,10 @@ def _serve(conn: Connection, stop: Event, fast: bool) -> None:
     if fast:
         warm_up(background=False)
     mcts: Mcts | None = None
-    conn.send("ready")
+    try:
+        conn.send("ready")
+    except OSError:
+        return  # the pool was dropped while this worker started
     while True:
         try:
             message = conn.recv()
@@ -235,13 +238,23 @@ class _Worker:
         self.busy = None
 
 
-def _release(workers: list[_Worker], closed: threading.Event) -> None:
-    """Tell every worker to end and close the pipes (no waiting)."""
+_ENDING: list[tuple[list[_Worker], Event]] = []
+"""Pools dropped without ``close()`` whose workers still run, with their stop event.
+A worker that is still starting rebuilds that event by its name, and this process
+unlinks the name as soon as the event is freed: the event lives until they end."""
+
+
+def _release(workers: list[_Worker], closed: threading.Event, stop: Event | None = None) -> None:
+    """Tell every worker to end and close the pipes (no waiting); ``stop``: the pool's
+    event, kept until the workers have ended (see ``_ENDING``)."""
     closed.set()
     for worker in workers:
         if not worker.conn.closed:
             worker.send(None)
             worker.conn.close()
+    _ENDING[:] = [(w, e) for w, e in _ENDING if any(x.process.is_alive() for x in w)]
+    if stop is not None and any(worker.process.is_alive() for worker in workers):
+        _ENDING.append((workers, stop))
 
 
 class SearchPool:
@@ -260,7 +273,7 @@ class SearchPool:
         )
         self._starter.start()
         # A pool dropped without close() still tells its workers to end.
-        self._finalizer = weakref.finalize(self, _release, self._workers, self._closed)
+        self._finalizer = weakref.finalize(self, _release, self._workers, self._closed, self._stop)
         self._number = 0
         self._game: NewGame | None = None
         self._told: set[int] = set()  # workers told of the current game

@@ -190,4 +190,18 @@ def test_a_pool_dropped_without_close_still_ends_its_workers() -> None:
     del pool  # no cycles: reference counting frees it at once
     gc.collect()
     process.join(READY_WITHIN)
-    assert not process.is_alive()
+    assert process.exitcode == 0
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_a_pool_dropped_while_its_workers_start_ends_them_cleanly(fast: bool) -> None:
+    """Dropped before its worker said ready (as a strategy made and thrown away is): the
+    worker still finds the pool's stop event, sees the pool gone and ends with code 0,
+    not with a traceback."""
+    pool = SearchPool(1, fast=fast)
+    pool.wait_started(READY_WITHIN)
+    process = pool._workers[0].process
+    del pool
+    gc.collect()
+    process.join(READY_WITHIN)
+    assert process.exitcode == 0
