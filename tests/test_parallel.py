@@ -183,25 +183,18 @@ def test_close_ends_the_worker_processes() -> None:
     assert all(not p.is_alive() for p in processes)
 
 
-def test_a_pool_dropped_without_close_still_ends_its_workers() -> None:
-    pool = SearchPool(1)
-    wait_ready(pool)
+@pytest.mark.parametrize(("fast", "ready"), [(True, True), (False, False), (True, False)])
+def test_a_pool_dropped_without_close_ends_its_workers_cleanly(fast: bool, ready: bool) -> None:
+    """Dropped after its worker said ready, or while it still starts (as a strategy
+    made and thrown away is): the worker still finds the pool's stop event, sees the
+    pool gone and ends with code 0, not with a traceback."""
+    pool = SearchPool(1, fast=fast)
+    if ready:
+        wait_ready(pool)
+    else:
+        pool.wait_started(READY_WITHIN)
     process = pool._workers[0].process
     del pool  # no cycles: reference counting frees it at once
-    gc.collect()
-    process.join(READY_WITHIN)
-    assert process.exitcode == 0
-
-
-@pytest.mark.parametrize("fast", [False, True])
-def test_a_pool_dropped_while_its_workers_start_ends_them_cleanly(fast: bool) -> None:
-    """Dropped before its worker said ready (as a strategy made and thrown away is): the
-    worker still finds the pool's stop event, sees the pool gone and ends with code 0,
-    not with a traceback."""
-    pool = SearchPool(1, fast=fast)
-    pool.wait_started(READY_WITHIN)
-    process = pool._workers[0].process
-    del pool
     gc.collect()
     process.join(READY_WITHIN)
     assert process.exitcode == 0
