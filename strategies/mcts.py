@@ -137,10 +137,11 @@ class MctsParams(BaseModel):
         ),
     )
     mast: bool = Field(
-        False,
+        True,
         description=(
             "tree=compiled: the playouts' greedy moves take the cell with the best mean "
-            "reward learned in this search (MAST) instead of the most room"
+            "reward learned in this search (MAST) instead of the most room (README, "
+            'issue 17, "MAST"; the default since stop 48, as the agent files played it)'
         ),
     )
     mast_visits: float = Field(

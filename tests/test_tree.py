@@ -509,9 +509,11 @@ def test_mast_learns_each_seats_cells_from_its_own_rewards(game: int, mast_visit
     assert all(n[seat].sum() > 0 for seat in (1, 2, 3, 4) if seat != me and state.slides(seat))
 
 
-def test_mast_is_off_by_default_and_with_uniform_playouts() -> None:
+def test_mast_is_on_by_default_and_off_when_asked_or_with_uniform_playouts() -> None:
     wait_warm(None)
     state = position(1, 5, 6)
-    for params in (HybridParams(), HybridParams(mast=True, playout="random")):
+    assert HybridParams().mast
+    assert searched(state, HybridParams(), 50).mast_n.sum() > 0
+    for params in (HybridParams(mast=False), HybridParams(playout="random")):
         tree = searched(state, params, 50)
         assert tree.mast_n.size == 0 and tree.turns.shape[0] == 0
