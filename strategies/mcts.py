@@ -141,7 +141,7 @@ class MctsParams(BaseModel):
         description=(
             "tree=compiled: the playouts' greedy moves take the cell with the best mean "
             "reward learned in this search (MAST) instead of the most room (README, "
-            'issue 17, "MAST"; the default since stop 48, as the agent files played it)'
+            'issue 17, "MAST")'
         ),
     )
     mast_visits: float = Field(
