@@ -2,8 +2,8 @@
 
 One deadline, in this order:
 
-1. Endgame: when few movable sheep are left, a paranoid alpha-beta to the end of
-   the game; a solved position is played at once.
+1. Endgame: when few sheep are left on stacks of two or more (walled-in ones too),
+   a paranoid alpha-beta to the end of the game; a solved position is played at once.
 2. Tactics near the root: best-reply alpha-beta (iterative deepening, transposition
    table, move ordering) for ``ab_fraction`` of the time; its root values become
    priors of the MCTS root and may prune clearly losing root slides.
@@ -127,7 +127,11 @@ class HybridParams(StrategyParams, MctsParams):
     ab_prune_margin: float = Field(
         0.0, ge=0, description="drop root slides this far below the best (0: keep all)"
     )
-    endgame_sheep: int = Field(10, ge=0, description="movable sheep left that start solving")
+    endgame_sheep: int = Field(
+        10,
+        ge=0,
+        description="sheep left on stacks of two or more (walled in or not) that start solving",
+    )
     endgame_fraction: float = Field(0.5, ge=0, le=1, description="time share for solving")
     # MCTS part: the fields of MctsParams (c_puct, playout, margin...), and
     team_margin: float = Field(
@@ -336,13 +340,14 @@ class HybridStrategy(Strategy):
     def _solve_endgame(
         self, work: GameState, budget: Budget, start: float, span: float
     ) -> Move | None:
-        """1. Endgame: when few movable sheep are left, a paranoid alpha-beta to the end
-        of the game for ``endgame_fraction`` of the span; the move if it proved the
-        result, else None."""
+        """1. Endgame: when few sheep are left on stacks of two or more, a paranoid
+        alpha-beta to the end of the game for ``endgame_fraction`` of the span; the move
+        if it proved the result, else None. Walled-in stacks count too: counting only
+        the stacks that can still move gave nothing measurable (README, stop 49)."""
         p = self.params
         sheep = work.sheep
-        movable = sum(sheep[c] - 1 for q in PLAYERS for c in work.stacks[q] if sheep[c] > 1)
-        if movable > p.endgame_sheep or p.endgame_fraction <= 0:
+        left = sum(sheep[c] - 1 for q in PLAYERS for c in work.stacks[q] if sheep[c] > 1)
+        if left > p.endgame_sheep or p.endgame_fraction <= 0:
             return None
         solver = AlphaBeta("paranoid", self.weights, splits=4)
         r = solver.search(work, budget, start + span * p.endgame_fraction)
