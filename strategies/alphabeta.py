@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 
 from state.game import GameState, Move, SearchMove
-from state.scoring import tournament_points
+from state.scoring import PLACE_POINTS, tournament_points
 from state.settings import SETTINGS
 from strategies.base import Budget
 from strategies.common import (
@@ -35,6 +35,9 @@ from strategies.common import (
 )
 
 INF = 1e9
+# A finished game's value: PLACE_WEIGHT per rank point above the mean (2.75), plus the
+# score lead, so that a place outweighs any lead (a lead is below 100 on every board).
+PLACE_WEIGHT = 100.0
 _CHECK_EVERY = 64  # nodes between two looks at the clock
 _EXACT, _LOWER, _UPPER = 0, 1, 2
 
@@ -111,7 +114,14 @@ class AlphaBeta:
         points = tournament_points(results)
         i = self.seat - 1
         others = [results[j] for j in range(4) if j != i]
-        return 100.0 * (points[i] - 2.75) + results[i] - max(others)
+        return PLACE_WEIGHT * (points[i] - 2.75) + results[i] - max(others)
+
+    def proves_first(self, value: float) -> bool:
+        """Whether the value of a search solved from the last root is first place: alone
+        (5 points; a shared first is 4), or in game 4 the pair's (4 points each, the
+        partners' results being the pair's average)."""
+        first = sum(PLACE_POINTS[:2]) / 2 if self.ally else PLACE_POINTS[0]
+        return value > PLACE_WEIGHT * (first - 2.75) - PLACE_WEIGHT / 2
 
     def _leaf(self, state: GameState) -> float:
         if state.is_terminal():

@@ -133,6 +133,11 @@ class HybridParams(StrategyParams, MctsParams):
         description="sheep left on stacks of two or more (walled in or not) that start solving",
     )
     endgame_fraction: float = Field(0.5, ge=0, le=1, description="time share for solving")
+    endgame_play: Literal["solved", "first"] = Field(
+        "solved",
+        description="play the solver's move when it solved the game, or only when that "
+        "proves first place (else the search decides in the time left)",
+    )
     # MCTS part: the fields of MctsParams (c_puct, playout, margin...), and
     team_margin: float = Field(
         0.3, ge=0, description="score-margin weight in game 4 (measured: see README)"
@@ -354,6 +359,9 @@ class HybridStrategy(Strategy):
         info = budget.info
         info.update({"solve_depth": float(r.depth), "solve_nodes": float(r.nodes)})
         if not r.solved or r.best is None:
+            return None
+        if p.endgame_play == "first" and not solver.proves_first(r.value):
+            info["solved_not_first"] = 1.0
             return None
         info.update({"solved": 1.0, "time_used": time.monotonic() - start})
         budget.offer_move(r.best)

@@ -15,6 +15,7 @@ from state.game import UNKNOWN, GameState, Move
 from state.geometry import Geometry
 from state.observe import state_from_observation
 from state.playout import random_placement
+from state.scoring import tournament_points
 from state.settings import SETTINGS, get_setting
 from strategies.alphabeta import INF, AlphaBeta
 from strategies.base import Budget, ParameterError
@@ -22,6 +23,7 @@ from strategies.common import (
     EvalWeights,
     determinize,
     evaluate,
+    final_results,
     paranoid_rewards,
     score_rewards,
     slide_key,
@@ -620,3 +622,52 @@ def test_playout_cutoff_stops_every_playout_policy_and_the_search_uses_it(playou
     assert move is not None and move in state.legal_moves()
     with pytest.raises(ValueError, match="playout_cutoff"):
         MctsParams(playout_cutoff=-1)
+
+
+@pytest.mark.parametrize("game", [1, 4])
+def test_proves_first_is_first_place_alone_or_the_pairs(game: int) -> None:
+    rng = random.Random(70 + game)
+    setting = SETTINGS[game]
+    seen = {True: 0, False: 0}
+    for _ in range(12):
+        state = GameState(setting, random_geometry(setting, rng.getrandbits(32)))
+        random_placement(state, rng)
+        random_play(state, rng, 400)
+        assert state.is_terminal()
+        points = tournament_points(final_results(state))
+        for seat in range(1, 5):
+            ab = AlphaBeta("paranoid", WEIGHTS)
+            ab.seat, ab.setting, ab.ally = seat, setting, setting.partner(seat) or 0
+            # First alone: 5 points; the pair that won game 4: 4 each (a tie shares more).
+            first = points[seat - 1] == (4.0 if game == 4 else 5.0)
+            assert ab.proves_first(ab._terminal_value(state)) == first, (points, seat)
+            seen[first] += 1
+    assert seen[True] and seen[False]
+
+
+def test_endgame_play_first_leaves_a_solved_lower_place_to_the_tree() -> None:
+    """With ``endgame_play=first`` a solved endgame that does not prove first place
+    goes on to the tree; one that proves it is played, as with ``solved``."""
+    found: dict[bool, GameState] = {}
+    rng = random.Random(5)
+    setting = SETTINGS[1]
+    while len(found) < 2:
+        state = GameState(setting, random_geometry(setting, rng.getrandbits(32)))
+        random_placement(state, rng)
+        random_play(state, rng, 40)
+        if state.is_terminal() or not state.slides():
+            continue
+        solver = AlphaBeta("paranoid", WEIGHTS, splits=4)
+        r = solver.search(state, Budget.seconds(20), time.monotonic() + 20)
+        if r.solved:
+            found.setdefault(solver.proves_first(r.value), state)
+    for first, state in found.items():
+        for play in ("solved", "first"):
+            budget = Budget.seconds(60)
+            strategy = HybridStrategy(
+                {"seed": 1, "max_iterations": 50, "endgame_sheep": 200, "endgame_play": play}
+            )
+            assert_legal(state, strategy.move(state, budget))
+            decided = play == "solved" or first
+            assert budget.info.get("solved") == (1.0 if decided else None), (first, play)
+            assert ("solved_not_first" in budget.info) == (not decided)
