@@ -189,6 +189,17 @@ class GameState:
                         return True
         return False
 
+    def movable_sheep(self) -> int:
+        """Sheep every seat could still move: all but one of each stack with a free
+        neighbour. A walled-in stack never moves again (cells are never freed)."""
+        owner, sheep, rays = self.owner, self.sheep, self._rays
+        total = 0
+        for p in range(1, 5):
+            for cell in self.stacks[p]:
+                if sheep[cell] > 1 and any(ray and owner[ray[0]] == FREE for ray in rays[cell]):
+                    total += sheep[cell] - 1
+        return total
+
     def legal_moves(self, player: int | None = None) -> list[Move]:
         """Every legal move of the player: all slides with every split size."""
         p = self.to_move if player is None else player

@@ -132,6 +132,11 @@ class HybridParams(StrategyParams, MctsParams):
         ge=0,
         description="sheep left on stacks of two or more (walled in or not) that start solving",
     )
+    endgame_count: Literal["stacks", "movable"] = Field(
+        "stacks",
+        description="what endgame_sheep counts: the sheep on every stack of two or more, "
+        "or only on those that can still move",
+    )
     endgame_fraction: float = Field(0.5, ge=0, le=1, description="time share for solving")
     endgame_play: Literal["solved", "first"] = Field(
         "solved",
@@ -351,7 +356,10 @@ class HybridStrategy(Strategy):
         the stacks that can still move gave nothing measurable (README, stop 49)."""
         p = self.params
         sheep = work.sheep
-        left = sum(sheep[c] - 1 for q in PLAYERS for c in work.stacks[q] if sheep[c] > 1)
+        if p.endgame_count == "movable":
+            left = work.movable_sheep()
+        else:
+            left = sum(sheep[c] - 1 for q in PLAYERS for c in work.stacks[q] if sheep[c] > 1)
         if left > p.endgame_sheep or p.endgame_fraction <= 0:
             return None
         solver = AlphaBeta("paranoid", self.weights, splits=4)

@@ -671,3 +671,13 @@ def test_endgame_play_first_leaves_a_solved_lower_place_to_the_tree() -> None:
             decided = play == "solved" or first
             assert budget.info.get("solved") == (1.0 if decided else None), (first, play)
             assert ("solved_not_first" in budget.info) == (not decided)
+
+
+def test_movable_sheep_leave_out_walled_in_stacks() -> None:
+    state, trap = trap_position()
+    assert state.movable_sheep() == 4 * 15  # every stack of 16 has a free neighbour
+    state.apply(Move(trap.cell, 1, trap.direction))
+    # The three others are walled in; seat 1 keeps 15 on (5,4), free above it.
+    assert state.movable_sheep() == 14
+    state.undo()
+    assert state.movable_sheep() == 60
