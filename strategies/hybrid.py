@@ -3,7 +3,8 @@
 One deadline, in this order:
 
 1. Endgame: when few sheep are left on stacks of two or more (walled-in ones too),
-   a paranoid alpha-beta to the end of the game; a solved position is played at once.
+   a paranoid alpha-beta to the end of the game; a solved position is played at once
+   (or, with ``endgame_play=first``, only one that proves first place).
 2. Tactics near the root: best-reply alpha-beta (iterative deepening, transposition
    table, move ordering) for ``ab_fraction`` of the time; its root values become
    priors of the MCTS root and may prune clearly losing root slides.
@@ -130,18 +131,18 @@ class HybridParams(StrategyParams, MctsParams):
     endgame_sheep: int = Field(
         10,
         ge=0,
-        description="sheep left on stacks of two or more (walled in or not) that start solving",
+        description="sheep left (as endgame_count counts them) that start solving",
     )
     endgame_count: Literal["stacks", "movable"] = Field(
         "stacks",
-        description="what endgame_sheep counts: the sheep on every stack of two or more, "
-        "or only on those that can still move",
+        description="what endgame_sheep counts: all but one sheep of every stack of two or "
+        "more, walled in or not, or only of those that can still move (measured: README)",
     )
     endgame_fraction: float = Field(0.5, ge=0, le=1, description="time share for solving")
     endgame_play: Literal["solved", "first"] = Field(
         "solved",
         description="play the solver's move when it solved the game, or only when that "
-        "proves first place (else the search decides in the time left)",
+        "proves first place, else the search decides in the time left (measured: README)",
     )
     # MCTS part: the fields of MctsParams (c_puct, playout, margin...), and
     team_margin: float = Field(
@@ -350,10 +351,11 @@ class HybridStrategy(Strategy):
     def _solve_endgame(
         self, work: GameState, budget: Budget, start: float, span: float
     ) -> Move | None:
-        """1. Endgame: when few sheep are left on stacks of two or more, a paranoid
-        alpha-beta to the end of the game for ``endgame_fraction`` of the span; the move
-        if it proved the result, else None. Walled-in stacks count too: counting only
-        the stacks that can still move gave nothing measurable (README, stop 49)."""
+        """1. Endgame: when few sheep are left on stacks of two or more (``endgame_count``:
+        walled-in stacks too, by default), a paranoid alpha-beta to the end of the game
+        for ``endgame_fraction`` of the span; the move if it proved the result (with
+        ``endgame_play=first``, only a first place), else None. Neither alternative to
+        the defaults gave anything measurable (README, stops 49 and 50)."""
         p = self.params
         sheep = work.sheep
         if p.endgame_count == "movable":
