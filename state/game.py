@@ -194,7 +194,7 @@ class GameState:
         neighbour. A walled-in stack never moves again (cells are never freed)."""
         owner, sheep, rays = self.owner, self.sheep, self._rays
         total = 0
-        for p in range(1, 5):
+        for p in PLAYERS:
             for cell in self.stacks[p]:
                 if sheep[cell] > 1 and any(ray and owner[ray[0]] == FREE for ray in rays[cell]):
                     total += sheep[cell] - 1
