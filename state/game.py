@@ -189,14 +189,17 @@ class GameState:
                         return True
         return False
 
-    def movable_sheep(self) -> int:
-        """Sheep every seat could still move: all but one of each stack with a free
-        neighbour. A walled-in stack never moves again (cells are never freed)."""
+    def spare_sheep(self, walled_in: bool = True) -> int:
+        """Every seat's sheep beyond one per stack, on stacks of two or more; without
+        ``walled_in``, only on the stacks with a free neighbour, the ones that can still
+        move (a walled-in stack never moves again: cells are never freed)."""
         owner, sheep, rays = self.owner, self.sheep, self._rays
         total = 0
         for p in PLAYERS:
             for cell in self.stacks[p]:
-                if sheep[cell] > 1 and any(ray and owner[ray[0]] == FREE for ray in rays[cell]):
+                if sheep[cell] > 1 and (
+                    walled_in or any(ray and owner[ray[0]] == FREE for ray in rays[cell])
+                ):
                     total += sheep[cell] - 1
         return total
 

@@ -38,6 +38,7 @@ INF = 1e9
 # A finished game's value: PLACE_WEIGHT per rank point above the mean (2.75), plus the
 # score lead, so that a place outweighs any lead (a lead is below 100 on every board).
 PLACE_WEIGHT = 100.0
+MEAN_POINTS = sum(PLACE_POINTS) / len(PLACE_POINTS)
 _CHECK_EVERY = 64  # nodes between two looks at the clock
 _EXACT, _LOWER, _UPPER = 0, 1, 2
 
@@ -114,14 +115,14 @@ class AlphaBeta:
         points = tournament_points(results)
         i = self.seat - 1
         others = [results[j] for j in range(4) if j != i]
-        return PLACE_WEIGHT * (points[i] - 2.75) + results[i] - max(others)
+        return PLACE_WEIGHT * (points[i] - MEAN_POINTS) + results[i] - max(others)
 
     def proves_first(self, value: float) -> bool:
         """Whether the value of a search solved from the last root is first place: alone
         (5 points; a shared first is 4), or in game 4 the pair's (4 points each, the
         partners' results being the pair's average)."""
         first = sum(PLACE_POINTS[:2]) / 2 if self.ally else PLACE_POINTS[0]
-        return value > PLACE_WEIGHT * (first - 2.75) - PLACE_WEIGHT / 2
+        return value > PLACE_WEIGHT * (first - MEAN_POINTS) - PLACE_WEIGHT / 2
 
     def _leaf(self, state: GameState) -> float:
         if state.is_terminal():

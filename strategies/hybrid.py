@@ -36,7 +36,7 @@ from pydantic import Field
 from state.belief import Belief, LeaningSplits, SplitMixture, SplitPrior, world_sampler
 from state.game import GameState, Move
 from state.observe import IngestReport
-from state.settings import PLAYERS, GameSetting
+from state.settings import GameSetting
 from strategies.alphabeta import AlphaBeta
 from strategies.base import Budget, Strategy, StrategyParams
 from strategies.common import EvalWeights, area_split, determinize, slide_key
@@ -357,11 +357,7 @@ class HybridStrategy(Strategy):
         ``endgame_play=first``, only a first place), else None. Neither alternative to
         the defaults gave anything measurable (README, stops 49 and 50)."""
         p = self.params
-        sheep = work.sheep
-        if p.endgame_count == "movable":
-            left = work.movable_sheep()
-        else:
-            left = sum(sheep[c] - 1 for q in PLAYERS for c in work.stacks[q] if sheep[c] > 1)
+        left = work.spare_sheep(walled_in=p.endgame_count == "stacks")
         if left > p.endgame_sheep or p.endgame_fraction <= 0:
             return None
         solver = AlphaBeta("paranoid", self.weights, splits=4)

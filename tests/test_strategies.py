@@ -673,11 +673,13 @@ def test_endgame_play_first_leaves_a_solved_lower_place_to_the_tree() -> None:
             assert ("solved_not_first" in budget.info) == (not decided)
 
 
-def test_movable_sheep_leave_out_walled_in_stacks() -> None:
+def test_spare_sheep_count_walled_in_stacks_or_leave_them_out() -> None:
     state, trap = trap_position()
-    assert state.movable_sheep() == 4 * 15  # every stack of 16 has a free neighbour
+    # Every stack of 16 has a free neighbour: both counts are 4 times 15.
+    assert state.spare_sheep() == state.spare_sheep(walled_in=False) == 60
     state.apply(Move(trap.cell, 1, trap.direction))
     # The three others are walled in; seat 1 keeps 15 on (5,4), free above it.
-    assert state.movable_sheep() == 14
+    assert state.spare_sheep(walled_in=False) == 14
+    assert state.spare_sheep() == 3 * 15 + 14
     state.undo()
-    assert state.movable_sheep() == 60
+    assert state.spare_sheep(walled_in=False) == 60
