@@ -330,13 +330,51 @@ class SeatBelief:
         models = self._posterior
         return rng.choices(range(len(models)), models)[0] if len(models) > 1 else 0
 
-    def means(self, samples: int = 64, seed: int = 0) -> dict[int, float]:
-        rng = random.Random(seed)
-        sums = dict.fromkeys(self.node_of, 0.0)
-        for _ in range(samples):
-            for cell, c in self.sample(rng).items():
-                sums[cell] += c
-        return {cell: s / samples for cell, s in sums.items()}
+    def means(self) -> dict[int, float]:
+        """Each stack's expected count under the exact posterior: what ``sample`` draws,
+        averaged without drawing. The same walk down the split tree carries, instead of
+        one count, the distribution of the sheep a stack holds before each event."""
+        if not self.nodes:
+            return {}
+        if not self._solved:
+            self._solve()
+        total = self.total
+        out = dict.fromkeys(self.node_of, 0.0)
+        for k, weight in enumerate(self._posterior):
+            if weight <= 0.0:
+                continue
+            tables = self.lean_tables[k]
+            before: list[list[float]] = [[] for _ in self.nodes]
+            before[0] = [1.0 if r == total else 0.0 for r in range(total + 1)]
+            for index, node in enumerate(self.nodes):
+                dist = before[index]
+                f = node.f[k]
+                for j, event in enumerate(node.events):
+                    if event < 0:
+                        continue
+                    child = self.nodes[event]
+                    child_e = child.f[k][0]
+                    after = f[j + 1]
+                    made = [0.0] * (total + 1)
+                    left = [0.0] * (total + 1)
+                    for r, p in enumerate(dist):
+                        if p <= 0.0:
+                            continue
+                        row = tables[child.lean][r]
+                        weights = [row[m] * child_e[m] * after[r - m] for m in range(1, r)]
+                        norm = sum(weights)
+                        if norm > 0.0:
+                            for m, w in enumerate(weights, 1):
+                                made[m] += p * w / norm
+                                left[r - m] += p * w / norm
+                        else:  # as ``sample``: a legal count where the evidence contradicts
+                            m = max(1, r // 2)
+                            made[m] += p
+                            left[max(0, r - m)] += p
+                    before[event] = made
+                    dist = left
+                out[node.cell] += weight * sum(max(1, r) * p for r, p in enumerate(dist))
+        return out
 
 
 class Belief:
@@ -381,10 +419,11 @@ class Belief:
         belief's split models say (``SeatBelief.draw_split``)."""
         return self.seats[seat].draw_split(count, rng)
 
-    def means(self, samples: int = 64) -> dict[int, float]:
+    def means(self) -> dict[int, float]:
+        """Every other seat's stacks' expected counts (``SeatBelief.means``)."""
         out: dict[int, float] = {}
         for seat in self.seats.values():
-            out.update(seat.means(samples))
+            out.update(seat.means())
         return out
 
     def determinize(self, state: GameState, rng: random.Random) -> GameState:
@@ -399,6 +438,49 @@ class Belief:
                 world.sheep[cell] = uniform_guess(state, world.owner[cell])
         world.hash = world.hash_from_scratch()
         return world
+
+    def mean_world(self, state: GameState) -> GameState:
+        """A copy of ``state`` with every hidden count set to its posterior mean,
+        rounded so that each seat's stacks still hold its total, one sheep at least on
+        each (``apportion``): the one world a search can then play in as in game 1
+        (``hybrid``'s ``hidden=mean``). Stacks the belief never saw made (after a
+        resync) take the reference's guess."""
+        world = state.copy()
+        means = self.means()
+        for p in PLAYERS:
+            guess = guess_counts(state, p)
+            seen = [c for c in guess if c in means]
+            rest = sum(guess.values())
+            for c in guess:
+                if c not in means:
+                    world.sheep[c] = guess[c]
+                    rest -= guess[c]
+            for c, count in zip(seen, apportion([means[c] for c in seen], rest), strict=True):
+                world.sheep[c] = count
+        world.hash = world.hash_from_scratch()
+        return world
+
+
+def apportion(means: list[float], total: int) -> list[int]:
+    """Whole counts near ``means`` that sum to ``total``, each at least 1: the means
+    scaled to the total, rounded down, then up on the largest remainders (or, where
+    the floor of 1 overshoots, down on the smallest)."""
+    if total < len(means):
+        raise ValueError(f"{total} sheep cannot give {len(means)} stacks one each")
+    if not means:
+        return []
+    spread = sum(means)
+    scaled = [m * total / spread if spread > 0 else total / len(means) for m in means]
+    counts = [max(1, math.floor(x)) for x in scaled]
+    order = sorted(range(len(means)), key=lambda i: scaled[i] - counts[i], reverse=True)
+    while (short := total - sum(counts)) != 0:
+        if short > 0:
+            for i in order[:short]:
+                counts[i] += 1
+        else:
+            for i in [i for i in reversed(order) if counts[i] > 1][:-short]:
+                counts[i] -= 1
+    return counts
 
 
 def _spread(state: GameState, seat: int) -> tuple[list[int], int, int]:

@@ -152,9 +152,10 @@ class HybridParams(StrategyParams, MctsParams):
         True, description="keep the tree between turns of a game (with tree=python)"
     )
     # game 3
-    hidden: Literal["belief", "uniform"] = Field(
+    hidden: Literal["belief", "mean", "uniform"] = Field(
         "belief",
-        description="hidden counts: search over the belief's worlds, or the reference's guess",
+        description="hidden counts: search over the belief's worlds, or one world: the "
+        "belief's mean counts (searched as game 1), or the reference's guess",
     )
     worlds: int = Field(
         64, ge=0, description="exact belief draws per search, then reused (0: a new one each time)"
@@ -284,6 +285,8 @@ class HybridStrategy(Strategy):
         p = self.params
         start = time.monotonic()
         work = determinize(state, state.to_move)
+        if work is not state and p.hidden == "mean" and self.belief is not None:
+            work = self.belief.mean_world(state)
         slides = work.slides()
         if not slides:
             return None

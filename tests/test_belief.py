@@ -6,6 +6,7 @@ import random
 import statistics
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -20,6 +21,8 @@ from state.belief import (
     SeatBelief,
     SplitMixture,
     SplitPrior,
+    apportion,
+    guess_counts,
     split_lean,
 )
 from state.boardgen import random_geometry
@@ -87,13 +90,15 @@ def play_hidden_game(
     viewer: int,
     splits: Literal["random", "half", "one", "leaning"] = "random",
     prior: SplitPrior | SplitMixture | None = None,
+    on_view: Callable[[GameState, Belief, GameState], None] | None = None,
 ) -> tuple[GameState, Belief, list[tuple[float, float]]]:
     """Random game 3 with no lost turns; the viewer ingests each of its boards.
     ``splits``: every split uniformly random, in half, of one sheep, or by where the
     room is (all but one when the destination has more by ``split_lean``, one when
     the source has, else half).
 
-    Returns the viewer's state, its belief and, per observation after placement,
+    ``on_view(view, belief, truth)`` is called after each of the viewer's boards is
+    ingested. Returns the viewer's state, its belief and, per observation after placement,
     the absolute error of the posterior median and of the uniform guess, summed
     over the other seats' stacks, with the number of stacks.
     """
@@ -117,6 +122,8 @@ def play_hidden_game(
             for cell, c in enumerate(mine.sheep):
                 owner = mine.owner[cell]
                 assert c == (truth.sheep[cell] if owner == viewer else UNKNOWN if owner > 0 else 0)
+            if on_view is not None:
+                on_view(mine, belief, truth)
             sample_rng = random.Random(len(errors))
             worlds = [belief.determinize(mine, sample_rng) for _ in range(32)]
             for world in worlds:
@@ -181,6 +188,83 @@ def test_posterior_median_beats_the_uniform_guess() -> None:
         total_uniform += sum(u for _, u in errors)
     assert total_uniform > 0
     assert total_belief < 0.6 * total_uniform
+
+
+@pytest.mark.parametrize("splits", ["random", "half"])
+def test_the_exact_means_are_what_the_draws_average(splits: Literal["random", "half"]) -> None:
+    """``SeatBelief.means`` walks the posterior exactly; 4,000 draws of ``sample``
+    come within a tenth of a sheep of it on every stack (their standard error is
+    under 0.06), with a mixture of split models weighed by each seat's evidence."""
+    mixture = SplitMixture((("uniform", 0.5, SplitPrior.uniform(16)), ("half", 0.5, HALF)))
+    _, belief, _ = play_hidden_game(3, 2, splits=splits, prior=mixture)
+    rng = random.Random(7)
+    for seat in belief.seats.values():
+        exact = seat.means()
+        assert set(exact) == set(seat.node_of)
+        assert sum(exact.values()) == pytest.approx(16)
+        drawn = [seat.sample(rng) for _ in range(4000)]
+        for cell, mean in exact.items():
+            assert statistics.fmean(d[cell] for d in drawn) == pytest.approx(mean, abs=0.1)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_mean_world_fills_every_hidden_count_legally(seed: int) -> None:
+    """Each seat's counts in ``Belief.mean_world`` sum to its total, one sheep at least
+    on a stack, and what the viewer was shown stays as it was."""
+    views = 0
+
+    def check(view: GameState, belief: Belief, _truth: GameState) -> None:
+        nonlocal views
+        world = belief.mean_world(view)
+        assert world.hash == world.hash_from_scratch()
+        for cell, count in enumerate(view.sheep):
+            assert world.sheep[cell] == count if count != UNKNOWN else world.sheep[cell] >= 1
+            assert world.owner[cell] == view.owner[cell]
+        for seat in (1, 2, 3, 4):
+            if view.stacks[seat]:
+                assert sum(world.sheep[c] for c in view.stacks[seat]) == view.setting.sheep
+        views += 1
+
+    play_hidden_game(seed, 1 + seed % 4, on_view=check)
+    assert views > 5
+
+
+def test_the_mean_world_is_nearer_the_truth_than_the_reference_guess() -> None:
+    """Against players that split in half, with the belief's prior of halves."""
+    errors = [0, 0]
+
+    def measure(view: GameState, belief: Belief, truth: GameState) -> None:
+        world = belief.mean_world(view)
+        for seat in (1, 2, 3, 4):
+            guess = guess_counts(view, seat)
+            for cell in guess:
+                errors[0] += abs(world.sheep[cell] - truth.sheep[cell])
+                errors[1] += abs(guess[cell] - truth.sheep[cell])
+
+    for seed in range(6):
+        play_hidden_game(seed, 1 + seed % 4, splits="half", prior=HALF, on_view=measure)
+    assert errors[1] > 0
+    assert errors[0] < 0.5 * errors[1]
+
+
+@given(st.lists(st.floats(0.0, 20.0), min_size=1, max_size=16), st.integers(0, 40))
+def test_apportioned_counts_sum_to_the_total_and_follow_the_means(
+    means: list[float], extra: int
+) -> None:
+    total = len(means) + extra
+    counts = apportion(means, total)
+    assert sum(counts) == total and min(counts) >= 1
+    spread = sum(means)
+    if spread > 0 and all(m * total / spread >= 1 for m in means):
+        # No floor of one in the way: each is its scaled mean rounded down or up.
+        assert all(abs(c - m * total / spread) < 1 for c, m in zip(counts, means, strict=True))
+
+
+def test_apportion_rounds_whole_means_to_themselves_and_refuses_too_few_sheep() -> None:
+    assert apportion([8.0, 4.0, 4.0], 16) == [8, 4, 4]
+    assert apportion([0.2, 0.2, 15.6], 16) == [1, 1, 14]
+    with pytest.raises(ValueError, match="3 stacks"):
+        apportion([1.0, 1.0, 1.0], 2)
 
 
 HALF = SplitPrior.fit([(n, n // 2) for n in range(2, 17) for _ in range(10)], 16)
