@@ -288,21 +288,15 @@ class SeatBelief:
         if not self.nodes:
             return {}
         k = self._draw_model(rng)
-        tables = self.lean_tables[k]
         counts: dict[int, int] = {}
         start = [0] * len(self.nodes)
         start[0] = self.total
         for index, node in enumerate(self.nodes):
             r = start[index]
-            f = node.f[k]
             for j, event in enumerate(node.events):
                 if event < 0:
                     continue
-                child = self.nodes[event]
-                child_e = child.f[k][0]
-                after = f[j + 1]
-                row = tables[child.lean][r]
-                weights = [row[m] * child_e[m] * after[r - m] for m in range(1, r)]
+                weights = self._split_weights(k, node, j, r)
                 # Where the evidence contradicts the model, keep a legal count.
                 possible = sum(weights) > 0.0
                 m = rng.choices(range(1, r), weights)[0] if possible else max(1, r // 2)
@@ -310,6 +304,16 @@ class SeatBelief:
                 r -= m
             counts[node.cell] = max(1, r)
         return counts
+
+    def _split_weights(self, k: int, node: _Node, j: int, r: int) -> list[float]:
+        """Under model ``k``, the posterior weights of the sizes 1..r-1 of ``node``'s
+        split ``j`` (an event that made a child stack) off ``r`` sheep: the prior of
+        the size times the evidence below the child and after the split."""
+        child = self.nodes[node.events[j]]
+        row = self.lean_tables[k][child.lean][r]
+        child_e = child.f[k][0]
+        after = node.f[k][j + 1]
+        return [row[m] * child_e[m] * after[r - m] for m in range(1, r)]
 
     def draw_split(self, count: int, rng: random.Random) -> int:
         """A split size for this seat's next move off a stack of ``count`` (2 or more): a
@@ -343,25 +347,19 @@ class SeatBelief:
         for k, weight in enumerate(self._posterior):
             if weight <= 0.0:
                 continue
-            tables = self.lean_tables[k]
             before: list[list[float]] = [[] for _ in self.nodes]
             before[0] = [1.0 if r == total else 0.0 for r in range(total + 1)]
             for index, node in enumerate(self.nodes):
                 dist = before[index]
-                f = node.f[k]
                 for j, event in enumerate(node.events):
                     if event < 0:
                         continue
-                    child = self.nodes[event]
-                    child_e = child.f[k][0]
-                    after = f[j + 1]
                     made = [0.0] * (total + 1)
                     left = [0.0] * (total + 1)
                     for r, p in enumerate(dist):
                         if p <= 0.0:
                             continue
-                        row = tables[child.lean][r]
-                        weights = [row[m] * child_e[m] * after[r - m] for m in range(1, r)]
+                        weights = self._split_weights(k, node, j, r)
                         norm = sum(weights)
                         if norm > 0.0:
                             for m, w in enumerate(weights, 1):
