@@ -12,9 +12,10 @@ One deadline, in this order:
    playouts with uniformly random splits, tree reuse between turns) for the rest;
    the most visited move wins.
 
-Game 3: a belief over the hidden counts (``state.belief``, fed by ``observe``) and
-one MCTS tree over its worlds (``Mcts.search`` with a world sampler) instead of
-steps 1-3 on one guessed world. Game 4: the rewards are the pair's, the partner maximises with us in
+Game 3: a belief over the hidden counts (``state.belief``, fed by ``observe``);
+steps 1-3 in the one world of its mean counts (``Belief.mean_world``), or with
+``hidden=belief`` one MCTS tree over its worlds (``Mcts.search`` with a world
+sampler) instead. Game 4: the rewards are the pair's, the partner maximises with us in
 alpha-beta (paranoid), priors dislike taking the partner's room, and placement keeps
 away from the partner.
 
@@ -153,12 +154,15 @@ class HybridParams(StrategyParams, MctsParams):
     )
     # game 3
     hidden: Literal["belief", "mean", "uniform"] = Field(
-        "belief",
-        description="hidden counts: search over the belief's worlds, or one world: the "
-        "belief's mean counts (searched as game 1), or the reference's guess",
+        "mean",
+        description="hidden counts: one world of the belief's mean counts searched as game "
+        "1, or a search over the belief's worlds, or the reference's guess (measured: README)",
     )
     worlds: int = Field(
-        64, ge=0, description="exact belief draws per search, then reused (0: a new one each time)"
+        64,
+        ge=0,
+        description="hidden=belief: exact belief draws per search, then reused (0: a new one "
+        "each time)",
     )
     opponent_splits: bool = Field(
         False, description="learn other seats' split rules and search only those splits"

@@ -131,9 +131,9 @@ class MctsParams(BaseModel):
         ge=0,
         le=64,
         description=(
-            "game 3 with tree=compiled: this many worlds drawn from the belief, each "
-            "searched by its own compiled tree, the root statistics summed (0: one "
-            "Python tree over all the worlds)"
+            "game 3 with hidden=belief, tree=compiled: this many worlds drawn from the "
+            "belief, each searched by its own compiled tree, the root statistics summed "
+            "(0: one Python tree over all the worlds)"
         ),
     )
     mast: bool = Field(
