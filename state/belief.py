@@ -363,8 +363,9 @@ class SeatBelief:
                         norm = sum(weights)
                         if norm > 0.0:
                             for m, w in enumerate(weights, 1):
-                                made[m] += p * w / norm
-                                left[r - m] += p * w / norm
+                                share = p * w / norm
+                                made[m] += share
+                                left[r - m] += share
                         else:  # as ``sample``: a legal count where the evidence contradicts
                             m = max(1, r // 2)
                             made[m] += p
@@ -448,12 +449,10 @@ class Belief:
         for p in PLAYERS:
             guess = guess_counts(state, p)
             seen = [c for c in guess if c in means]
-            rest = sum(guess.values())
-            for c in guess:
-                if c not in means:
-                    world.sheep[c] = guess[c]
-                    rest -= guess[c]
-            for c, count in zip(seen, apportion([means[c] for c in seen], rest), strict=True):
+            # The seen stacks share what the guess gives them together (one each at least).
+            shares = apportion([means[c] for c in seen], sum(guess[c] for c in seen))
+            guess.update(zip(seen, shares, strict=True))
+            for c, count in guess.items():
                 world.sheep[c] = count
         world.hash = world.hash_from_scratch()
         return world

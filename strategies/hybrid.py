@@ -288,9 +288,11 @@ class HybridStrategy(Strategy):
         """
         p = self.params
         start = time.monotonic()
-        work = determinize(state, state.to_move)
-        if work is not state and p.hidden == "mean" and self.belief is not None:
+        # A belief exists only in game 3 (``observe``): there the hidden counts are filled.
+        if p.hidden == "mean" and self.belief is not None:
             work = self.belief.mean_world(state)
+        else:
+            work = determinize(state, state.to_move)
         slides = work.slides()
         if not slides:
             return None
