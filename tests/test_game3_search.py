@@ -334,7 +334,7 @@ def test_the_leaning_split_prior_reads_each_seen_move_off_the_board_and_searches
 
 
 @pytest.mark.parametrize("hidden", ["belief", "mean"])
-def test_a_stopped_budget_still_gets_a_legal_move_from_the_worlds_search(hidden: str) -> None:
+def test_a_stopped_budget_still_gets_a_legal_move_from_the_game_3_search(hidden: str) -> None:
     """The search over worlds (or in the mean world) checks the budget before every
     iteration: stopped before the choice, it plays the cheap key's move."""
     truth = opening(4, 5)
