@@ -89,7 +89,17 @@ class MctsParams(BaseModel):
     )
     epsilon: float = Field(0.3, ge=0, le=1, description="random share of playout moves")
     samples: int = Field(3, ge=1, description="slides sampled by a greedy playout move")
-    fpu: float = Field(0.1, ge=0, description="first-play urgency reduction")
+    fpu: float = Field(
+        0.1, ge=0, description="first-play urgency reduction at the searching seat's nodes"
+    )
+    fpu_other: float = Field(
+        0.1,
+        ge=0,
+        description=(
+            "first-play urgency reduction at the other seats' nodes "
+            '(README, issue 17, "First-play urgency")'
+        ),
+    )
     margin: float = Field(0.05, ge=0, description="score-margin weight in rewards")
     prior_temperature: float = Field(2.0, gt=0, description="softmax temperature of priors")
     pw_base: int = Field(2, ge=1, description="split sizes open from the start")
@@ -446,7 +456,8 @@ class Mcts:
         without one) and edges count the selections they were available in; ``me``'s
         nodes are as without."""
         p = self.params
-        c_puct, fpu, by_availability = p.c_puct, p.fpu, draws is not None
+        c_puct, by_availability = p.c_puct, draws is not None
+        fpu, fpu_other = p.fpu, p.fpu_other
         hidden_splits = draws.splits if draws is not None else None
         rules = self.split_rules
         depth_cap = p.tree_depth
@@ -483,7 +494,7 @@ class Mcts:
                 trail.append((None, child, mover))
                 node = child
                 continue
-            e = select_edge(node, avail, c_puct, fpu, by_availability)
+            e = select_edge(node, avail, c_puct, fpu if mover == me else fpu_other, by_availability)
             if hidden:
                 s = e.splits[0]
                 if hidden_splits is None:

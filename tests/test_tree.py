@@ -517,3 +517,52 @@ def test_mast_is_on_by_default_and_off_when_asked_or_with_uniform_playouts() -> 
     for params in (HybridParams(mast=False), HybridParams(playout="random")):
         tree = searched(state, params, 50)
         assert tree.mast_n.size == 0 and tree.turns.shape[0] == 0
+
+
+def visited_slides(tree: str, params: HybridParams, state: GameState) -> dict[bool, list[int]]:
+    """After 800 iterations from ``state``: for the nodes below the root of the
+    searching seat (True) and of the other seats (False) whose slides were taken 3 to
+    20 times, how many of their slides were taken."""
+    out: dict[bool, list[int]] = {True: [], False: []}
+    me = state.to_move
+    if tree == "compiled":
+        t = searched(state, params, 800)
+        for k in range(1, int(t.counts[0])):
+            n_edges = int(t.node_i[k, N_EDGES])
+            if n_edges > 0:
+                start = int(t.node_i[k, N_FIRST])
+                taken = t.edge_n[start : start + n_edges]
+                if 3 <= taken.sum() <= 20:
+                    out[int(t.node_i[k, N_MOVER]) == me].append(int((taken > 0).sum()))
+        return out
+    mcts = Mcts(params.model_copy(update={"tree": "python"}), random.Random(3))
+    mcts.set_root(state)
+    mcts.search(state, Budget.seconds(60), float("inf"), max_iterations=800)
+    stack = [s.child for e in mcts.root.edges or () for s in e.splits]  # type: ignore[union-attr]
+    while stack:
+        node = stack.pop()
+        if node is None or not node.edges:
+            if node is not None:
+                stack.append(node.pass_child)
+            continue
+        taken_n = [e.n for e in node.edges]
+        if 3 <= sum(taken_n) <= 20:
+            out[node.to_move == me].append(sum(n > 0 for n in taken_n))
+        stack.extend(s.child for e in node.edges for s in e.splits)
+    return out
+
+
+@pytest.mark.parametrize("tree", ["compiled", "python"])
+def test_first_play_urgency_of_the_other_seats_holds_at_their_nodes_only(tree: str) -> None:
+    """``fpu_other`` values the other seats' unvisited slides, ``fpu`` the searching
+    seat's. With a reduction of 5 (more than a reward and the exploration term of 20
+    visits together) a node takes one slide until it has about 25 visits; with 0 some
+    nodes of 3 to 20 visits take several."""
+    wait_warm(None)
+    state = position(1, 4, 4)
+    mine = visited_slides(tree, HybridParams(fpu=0.0, fpu_other=5.0), state)
+    assert mine[False] and set(mine[False]) == {1}
+    assert mine[True] and max(mine[True]) > 1
+    theirs = visited_slides(tree, HybridParams(fpu=5.0, fpu_other=0.0), state)
+    assert theirs[False] and max(theirs[False]) > 1
+    assert set(theirs[True]) <= {1}  # the searching seat's deeper nodes: few reach 3
