@@ -447,15 +447,14 @@ def _run(
     mast_w: Any, mast_n: Any,
 ) -> int:  # fmt: skip
     """Up to ``iterations`` iterations from node 0; the number done (fewer when the
-    arrays might not hold the next one). ``config``: c_puct, fpu, c_split, pw_c,
-    pw_alpha, temperature, margin, paranoia, epsilon, MAST visits, the other seats'
-    fpu; ``ints``: pw_base,
-    depth cap, samples, area split, cutoff, me, the widest expansion; ``counts``: nodes, edges,
-    splits, the deepest path, nodes expanded. ``mast_w``/``mast_n`` not empty (then
-    ``turns`` has room for a playout): each seat's reward sum and count per cell it
-    took in an iteration, in the tree and in the playout, learned here and read by the
-    playouts' greedy moves (``fast._mast_slide``) and, with MAST visits, by the tree
-    policy (``_select_edge``)."""
+    arrays might not hold the next one). ``config``: c_puct, fpu (at ``me``'s nodes),
+    c_split, pw_c, pw_alpha, temperature, margin, paranoia, epsilon, MAST visits, fpu at
+    the other seats' nodes; ``ints``: pw_base, depth cap, samples, area split, cutoff,
+    me, the widest expansion; ``counts``: nodes, edges, splits, the deepest path, nodes
+    expanded. ``mast_w``/``mast_n`` not empty (then ``turns`` has room for a playout):
+    each seat's reward sum and count per cell it took in an iteration, in the tree and
+    in the playout, learned here and read by the playouts' greedy moves
+    (``fast._mast_slide``) and, with MAST visits, by the tree policy (``_select_edge``)."""
     c_puct, fpu, c_split = config[0], config[1], config[2]
     pw_c, pw_alpha, temperature = config[3], config[4], config[5]
     margin, paranoia, epsilon, mast_visits = config[6], config[7], config[8], config[9]
