@@ -538,17 +538,18 @@ def visited_slides(tree: str, params: HybridParams, state: GameState) -> dict[bo
     mcts = Mcts(params.model_copy(update={"tree": "python"}), random.Random(3))
     mcts.set_root(state)
     mcts.search(state, Budget.seconds(60), float("inf"), max_iterations=800)
-    stack = [s.child for e in mcts.root.edges or () for s in e.splits]  # type: ignore[union-attr]
+    assert mcts.root is not None
+    stack = [s.child for e in mcts.root.edges or () for s in e.splits]
     while stack:
         node = stack.pop()
-        if node is None or not node.edges:
-            if node is not None:
-                stack.append(node.pass_child)
+        if node is None:
             continue
-        taken_n = [e.n for e in node.edges]
-        if 3 <= sum(taken_n) <= 20:
-            out[node.to_move == me].append(sum(n > 0 for n in taken_n))
-        stack.extend(s.child for e in node.edges for s in e.splits)
+        stack.append(node.pass_child)
+        for e in node.edges or ():
+            stack.extend(s.child for s in e.splits)
+        visits = [e.n for e in node.edges or ()]
+        if 3 <= sum(visits) <= 20:
+            out[node.to_move == me].append(sum(n > 0 for n in visits))
     return out
 
 
