@@ -334,17 +334,16 @@ class SeatBelief:
         models = self._posterior
         return rng.choices(range(len(models)), models)[0] if len(models) > 1 else 0
 
-    def marginals(self) -> dict[int, list[float]]:
-        """Each stack's distribution of counts under the exact posterior (index: the
-        count, 0 unused): what ``sample`` draws, without drawing. The walk down the
-        split tree carries, instead of one count, the distribution of the sheep a stack
-        holds before each event."""
+    def means(self) -> dict[int, float]:
+        """Each stack's expected count under the exact posterior: what ``sample`` draws,
+        averaged without drawing. The same walk down the split tree carries, instead of
+        one count, the distribution of the sheep a stack holds before each event."""
         if not self.nodes:
             return {}
         if not self._solved:
             self._solve()
         total = self.total
-        out = {cell: [0.0] * (total + 1) for cell in self.node_of}
+        out = dict.fromkeys(self.node_of, 0.0)
         for k, weight in enumerate(self._posterior):
             if weight <= 0.0:
                 continue
@@ -373,16 +372,8 @@ class SeatBelief:
                             left[max(0, r - m)] += p
                     before[event] = made
                     dist = left
-                acc = out[node.cell]
-                for r, p in enumerate(dist):
-                    acc[max(1, r)] += weight * p
+                out[node.cell] += weight * sum(max(1, r) * p for r, p in enumerate(dist))
         return out
-
-    def means(self) -> dict[int, float]:
-        """Each stack's expected count under the exact posterior (``marginals``)."""
-        return {
-            cell: sum(r * p for r, p in enumerate(dist)) for cell, dist in self.marginals().items()
-        }
 
 
 class Belief:
@@ -434,13 +425,6 @@ class Belief:
             out.update(seat.means())
         return out
 
-    def marginals(self) -> dict[int, list[float]]:
-        """Every other seat's stacks' count distributions (``SeatBelief.marginals``)."""
-        out: dict[int, list[float]] = {}
-        for seat in self.seats.values():
-            out.update(seat.marginals())
-        return out
-
     def determinize(self, state: GameState, rng: random.Random) -> GameState:
         """A copy of ``state`` with every hidden count drawn from the posterior."""
         world = state.copy()
@@ -460,70 +444,18 @@ class Belief:
         each (``apportion``): the one world a search can then play in as in game 1
         (``hybrid``'s ``hidden=mean``). Stacks the belief never saw made (after a
         resync) take the reference's guess."""
-        means = self.means()
-        return self._world(
-            state, means, lambda cells, total: apportion([means[c] for c in cells], total)
-        )
-
-    def likely_world(self, state: GameState) -> GameState:
-        """As ``mean_world``, with each seat's counts the most likely ones at its total
-        instead (``likely_counts`` of the stacks' posterior distributions): where a
-        stack holds one sheep or many, it gets one of the two, not the middle
-        (``hybrid``'s ``hidden=likely``)."""
-        dists = self.marginals()
-        return self._world(
-            state, dists, lambda cells, total: likely_counts([dists[c] for c in cells], total)
-        )
-
-    def _world(
-        self,
-        state: GameState,
-        known: Mapping[int, object],
-        fit: Callable[[list[int], int], list[int]],
-    ) -> GameState:
-        """A copy of ``state`` with each seat's hidden stacks that the belief ``known``
-        filled by ``fit`` (the stacks, the sheep they hold together), the others by the
-        reference's guess."""
         world = state.copy()
+        means = self.means()
         for p in PLAYERS:
             guess = guess_counts(state, p)
-            seen = [c for c in guess if c in known]
+            seen = [c for c in guess if c in means]
             # The seen stacks share what the guess gives them together (one each at least).
-            guess.update(zip(seen, fit(seen, sum(guess[c] for c in seen)), strict=True))
+            shares = apportion([means[c] for c in seen], sum(guess[c] for c in seen))
+            guess.update(zip(seen, shares, strict=True))
             for c, count in guess.items():
                 world.sheep[c] = count
         world.hash = world.hash_from_scratch()
         return world
-
-
-def likely_counts(dists: list[list[float]], total: int) -> list[int]:
-    """The counts, one sheep at least each and ``total`` together, of the highest
-    product of the stacks' probabilities (``dists[i][c]``: stack ``i`` holds ``c``):
-    the most likely world were the stacks independent given their sum."""
-    if total < len(dists):
-        raise ValueError(f"{total} sheep cannot give {len(dists)} stacks one each")
-    floor = 1e-12  # a count the belief rules out stays possible, only very unlikely
-    # best[s]: the best log-probability of the stacks so far holding s sheep together.
-    best = [0.0] + [-math.inf] * total
-    choices: list[list[int]] = []
-    for dist in dists:
-        nxt = [-math.inf] * (total + 1)
-        pick = [0] * (total + 1)
-        for s, value in enumerate(best):
-            if value == -math.inf:
-                continue
-            for c in range(1, total - s + 1):
-                v = value + math.log(max(dist[c] if c < len(dist) else 0.0, floor))
-                if v > nxt[s + c]:
-                    nxt[s + c], pick[s + c] = v, c
-        choices.append(pick)
-        best = nxt
-    counts: list[int] = []
-    left = total
-    for pick in reversed(choices):
-        counts.append(pick[left])
-        left -= pick[left]
-    return counts[::-1]
 
 
 def apportion(means: list[float], total: int) -> list[int]:

@@ -13,8 +13,7 @@ One deadline, in this order:
    the most visited move wins.
 
 Game 3: a belief over the hidden counts (``state.belief``, fed by ``observe``);
-steps 1-3 in the one world of its mean counts (``Belief.mean_world``; with
-``hidden=likely`` its most likely counts, ``Belief.likely_world``), or with
+steps 1-3 in the one world of its mean counts (``Belief.mean_world``), or with
 ``hidden=belief`` one MCTS tree over its worlds (``Mcts.search`` with a world
 sampler) instead. Game 4: the rewards are the pair's, the partner maximises with us in
 alpha-beta (paranoid), priors dislike taking the partner's room, and placement keeps
@@ -154,11 +153,10 @@ class HybridParams(StrategyParams, MctsParams):
         True, description="keep the tree between turns of a game (with tree=python)"
     )
     # game 3
-    hidden: Literal["belief", "mean", "likely", "uniform"] = Field(
+    hidden: Literal["belief", "mean", "uniform"] = Field(
         "mean",
         description="hidden counts: one world of the belief's mean counts searched as game "
-        "1, or of its most likely counts, or a search over the belief's worlds, or the "
-        "reference's guess (measured: README)",
+        "1, or a search over the belief's worlds, or the reference's guess (measured: README)",
     )
     worlds: int = Field(
         64,
@@ -293,8 +291,6 @@ class HybridStrategy(Strategy):
         # A belief exists only in game 3 (``observe``): there the hidden counts are filled.
         if p.hidden == "mean" and self.belief is not None:
             work = self.belief.mean_world(state)
-        elif p.hidden == "likely" and self.belief is not None:
-            work = self.belief.likely_world(state)
         else:
             work = determinize(state, state.to_move)
         slides = work.slides()

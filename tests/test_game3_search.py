@@ -62,19 +62,14 @@ def after_placement(seed: int) -> GameState:
 
 @pytest.mark.parametrize(
     "params",
-    [
-        {"hidden": "belief"},
-        {"hidden": "belief", "world_trees": 4},
-        {"hidden": "mean"},
-        {"hidden": "likely"},
-    ],
+    [{"hidden": "belief"}, {"hidden": "belief", "world_trees": 4}, {"hidden": "mean"}],
     ids=str,
 )
 def test_the_search_never_reads_a_count_it_was_not_shown(params: dict[str, object]) -> None:
     """Two games whose boards differ only in seat 2's hidden counts: the strategy's
     state, belief draws, search and move must be identical (searched over the
     worlds by the Python tree, or by compiled trees one per world, or in the one
-    world of the belief's mean or most likely counts)."""
+    world of the belief's mean counts)."""
     if params != {"hidden": "belief"}:
         wait_warm(None)
     seed = 21
@@ -338,9 +333,9 @@ def test_the_leaning_split_prior_reads_each_seen_move_off_the_board_and_searches
     assert strategy.move(view.copy(), Budget.seconds(30)) in truth.legal_moves()
 
 
-@pytest.mark.parametrize("hidden", ["belief", "mean", "likely"])
+@pytest.mark.parametrize("hidden", ["belief", "mean"])
 def test_a_stopped_budget_still_gets_a_legal_move_from_the_game_3_search(hidden: str) -> None:
-    """The search over worlds (or in the mean or most likely world) checks the budget before every
+    """The search over worlds (or in the mean world) checks the budget before every
     iteration: stopped before the choice, it plays the cheap key's move."""
     truth = opening(4, 5)
     view, reports = viewer_state(after_placement(4), truth)
