@@ -172,17 +172,19 @@ def as_mixture(prior: SplitPrior | SplitMixture) -> SplitMixture:
 class _Node:
     cell: int
     lean: int = 0  # the split_lean of the move that made this stack
+    parent: int = -1  # the node of the stack it was split off (-1: the placement)
     # In time order: a child node index (a split that made that stack) or -1
     # (the evidence that this stack then held exactly one sheep).
     events: list[int] = field(default_factory=list)
     # f[k][j][r]: under split model k, the probability of all evidence from event
     # j on (this stack's later events and the subtrees they create) given r sheep
-    # before event j.
+    # before event j. Replaced, never changed in place: forked trees share it.
     f: list[list[list[float]]] = field(default_factory=list)
 
 
-class SeatBelief:
-    """The split tree of one other seat and the posterior over its counts."""
+class SplitTree:
+    """One explanation of a seat's moves: its split tree (each move's source known) and
+    the posterior over its counts. ``SeatBelief`` weighs several of them."""
 
     def __init__(self, total: int, prior: SplitPrior | SplitMixture, timeout_odds: float) -> None:
         self.total = total
@@ -201,79 +203,103 @@ class SeatBelief:
         self.timeout_odds = timeout_odds
         self.nodes: list[_Node] = []
         self.node_of: dict[int, int] = {}
+        self._dirty: set[int] = set()  # nodes whose f is out of date (with their ancestors)
         self._posterior: list[float] = []  # each model's weight, set by _solve
+        self.evidence = 0.0  # the likelihood of the seat's moves, set by _solve
         self._solved = False
 
     def place(self, cell: int) -> None:
         self._add_node(cell)
 
-    def _add_node(self, cell: int) -> int:
-        self.node_of[cell] = len(self.nodes)
-        self.nodes.append(_Node(cell))
+    def _add_node(self, cell: int, parent: int = -1) -> int:
+        index = len(self.nodes)
+        self.node_of[cell] = index
+        self.nodes.append(_Node(cell, parent=parent))
+        self._dirty.add(index)
         self._solved = False
-        return self.node_of[cell]
+        return index
 
-    def move(self, sources: Iterable[int], dst: int, board: GameState | None = None) -> int:
-        """Record a move onto ``dst`` from one of ``sources``; returns the source chosen.
-
-        When the board cannot tell which stack moved, the one most likely to
-        hold two or more sheep is taken. ``board``: where the move was seen, for its
-        ``split_lean`` (0 without it).
-        """
-        candidates = [c for c in sources if c in self.node_of]
-        if not candidates:
-            raise ValueError(f"no known stack can be the source of the move onto cell {dst}")
-        if len(candidates) > 1:
-            mean = self.means()
-            candidates.sort(key=lambda c: -mean[c])
-        src = candidates[0]
-        child = self._add_node(dst)
+    def move(self, src: int, dst: int, board: GameState | None = None) -> None:
+        """Record a move from the stack on ``src`` onto ``dst``. ``board``: where the move
+        was seen, for its ``split_lean`` (0 without it)."""
+        parent = self.node_of[src]
+        child = self._add_node(dst, parent)
         if board is not None:
             self.nodes[child].lean = split_lean(board, src, dst)
-        self.nodes[self.node_of[src]].events.append(child)
-        return src
+        self.nodes[parent].events.append(child)
+        self._dirty.add(parent)
+
+    def fork(self) -> SplitTree:
+        """A copy to record other moves in (the same models; unsolved)."""
+        twin = SplitTree.__new__(SplitTree)
+        twin.total, twin.mixture, twin.tables = self.total, self.mixture, self.tables
+        twin.lean_tables, twin._cumulative = self.lean_tables, self._cumulative
+        twin.timeout_odds = self.timeout_odds
+        twin.nodes = [_Node(n.cell, n.lean, n.parent, list(n.events), n.f) for n in self.nodes]
+        twin.node_of = dict(self.node_of)
+        twin._dirty = set(self._dirty)
+        twin._posterior, twin.evidence, twin._solved = [], 0.0, False
+        return twin
 
     def holds_one(self, cells: Iterable[int]) -> None:
         for cell in cells:
             if cell in self.node_of:
                 self.nodes[self.node_of[cell]].events.append(-1)
+                self._dirty.add(self.node_of[cell])
         self._solved = False
 
+    def _node_f(self, node: _Node, k: int) -> list[list[float]]:
+        """``node``'s ``f`` under split model ``k`` (its children's already solved)."""
+        total, odds, tables = self.total, self.timeout_odds, self.lean_tables[k]
+        nxt = [1.0 if r >= 1 else 0.0 for r in range(total + 1)]
+        f = [nxt]
+        for event in reversed(node.events):
+            if event < 0:
+                cur = [v * (1.0 if r == 1 else odds) for r, v in enumerate(nxt)]
+            else:
+                child = self.nodes[event]
+                child_e = child.f[k][0]
+                table = tables[child.lean]
+                cur = [0.0] * (total + 1)
+                for r in range(2, total + 1):
+                    row = table[r]
+                    cur[r] = sum(row[m] * child_e[m] * nxt[r - m] for m in range(1, r))
+            f.append(cur)
+            nxt = cur
+        f.reverse()
+        return f
+
     def _solve(self) -> None:
-        total, odds = self.total, self.timeout_odds
-        for node in self.nodes:
-            node.f = []
-        for k, tables in enumerate(self.lean_tables):
-            # Children are created after their parents: solve leaves first.
-            for node in reversed(self.nodes):
-                nxt = [1.0 if r >= 1 else 0.0 for r in range(total + 1)]
-                f = [nxt]
-                for event in reversed(node.events):
-                    if event < 0:
-                        cur = [v * (1.0 if r == 1 else odds) for r, v in enumerate(nxt)]
-                    else:
-                        child = self.nodes[event]
-                        child_e = child.f[k][0]
-                        table = tables[child.lean]
-                        cur = [0.0] * (total + 1)
-                        for r in range(2, total + 1):
-                            row = table[r]
-                            cur[r] = sum(row[m] * child_e[m] * nxt[r - m] for m in range(1, r))
-                    f.append(cur)
-                    nxt = cur
-                f.reverse()
-                node.f.append(f)
+        """Bring ``f`` up to date: the nodes that changed since the last solve and their
+        ancestors, leaves first (children are created after their parents)."""
+        dirty = self._dirty
+        for index in range(len(self.nodes) - 1, -1, -1):
+            if index in dirty:
+                node = self.nodes[index]
+                node.f = [self._node_f(node, k) for k in range(len(self.lean_tables))]
+                if node.parent >= 0:
+                    dirty.add(node.parent)
+        dirty.clear()
+        total = self.total
         # Each model's posterior weight: its prior weight times its likelihood of the
         # evidence (the prior weights where the evidence rules out every model).
         prior = [w for _, w, _ in self.mixture.components]
         post = (
             [w * self.nodes[0].f[k][0][total] for k, w in enumerate(prior)] if self.nodes else prior
         )
+        # The probability of everything the seat was seen to do, under this tree.
+        self.evidence = sum(post) if self.nodes else 1.0
         if sum(post) <= 0.0:
             post = prior
         norm = sum(post)
         self._posterior = [v / norm for v in post]
         self._solved = True
+
+    def solved(self) -> SplitTree:
+        """This tree, its posterior up to date."""
+        if not self._solved:
+            self._solve()
+        return self
 
     def model_weights(self) -> dict[str, float]:
         """The posterior weight of each split model given this seat's evidence."""
@@ -376,6 +402,112 @@ class SeatBelief:
         return out
 
 
+class SeatBelief:
+    """The belief about one other seat's counts: its split trees, one for each way of
+    explaining the sources of its moves that is still likely, weighed by how likely
+    each makes everything the seat was seen to do (Bayes' rule, equal priors).
+
+    The board shows where a seat's new stack is, not which of its stacks moved
+    there: where two or more of its stacks can reach the new cell, each becomes a
+    tree of its own, and the ``hypotheses`` most likely trees are kept. With one, the
+    stack of the highest mean count is taken as the source (the belief until stop 55).
+    """
+
+    def __init__(
+        self,
+        total: int,
+        prior: SplitPrior | SplitMixture,
+        timeout_odds: float,
+        hypotheses: int = 1,
+    ) -> None:
+        if hypotheses < 1:
+            raise ValueError(f"a seat's belief keeps at least one hypothesis, not {hypotheses}")
+        self.total = total
+        self.hypotheses = hypotheses
+        self.trees = [SplitTree(total, prior, timeout_odds)]
+
+    @property
+    def node_of(self) -> dict[int, int]:
+        """The seat's known stacks (every tree knows the same cells)."""
+        return self.trees[0].node_of
+
+    @property
+    def best(self) -> SplitTree:
+        """The most likely tree; of trees equally likely (within rounding), the first:
+        the one that took the source of the highest mean where nothing told them apart."""
+        evidence = [t.solved().evidence for t in self.trees]
+        top = max(evidence)
+        return next(t for t, e in zip(self.trees, evidence, strict=True) if e >= top * (1 - 1e-9))
+
+    def place(self, cell: int) -> None:
+        for tree in self.trees:
+            tree.place(cell)
+
+    def holds_one(self, cells: Iterable[int]) -> None:
+        cells = list(cells)
+        for tree in self.trees:
+            tree.holds_one(cells)
+
+    def move(self, sources: Iterable[int], dst: int, board: GameState | None = None) -> int:
+        """Record a move onto ``dst`` from one of ``sources``; returns the source in the
+        most likely tree. ``board``: where the move was seen (``SplitTree.move``)."""
+        candidates = [c for c in sources if c in self.node_of]
+        if not candidates:
+            raise ValueError(f"no known stack can be the source of the move onto cell {dst}")
+        grown: list[tuple[SplitTree, int]] = []
+        for tree in self.trees:
+            ranked = candidates
+            if len(candidates) > 1:
+                mean = tree.means()
+                ranked = sorted(candidates, key=lambda c: -mean[c])
+            chosen = ranked[: self.hypotheses]
+            for k, src in enumerate(chosen):
+                twin = tree if k == len(chosen) - 1 else tree.fork()
+                twin.move(src, dst, board)
+                grown.append((twin, src))
+        if len(grown) > 1:
+            # Stable: of equally likely trees, the older hypothesis and the higher mean first.
+            grown.sort(key=lambda pair: -pair[0].solved().evidence)
+        self.trees = [tree for tree, _ in grown[: self.hypotheses]]
+        return grown[0][1]
+
+    def weights(self) -> list[float]:
+        """Each tree's posterior weight (equal where the evidence rules out them all)."""
+        evidence = [t.solved().evidence for t in self.trees]
+        norm = sum(evidence)
+        if norm <= 0.0:
+            return [1.0 / len(self.trees)] * len(self.trees)
+        return [e / norm for e in evidence]
+
+    def model_weights(self) -> dict[str, float]:
+        """The posterior weight of each split model given this seat's evidence."""
+        out: dict[str, float] = {}
+        for w, tree in zip(self.weights(), self.trees, strict=True):
+            for name, v in tree.model_weights().items():
+                out[name] = out.get(name, 0.0) + w * v
+        return out
+
+    def sample(self, rng: random.Random) -> dict[int, int]:
+        """One joint draw of every stack's count: a tree by its weight, then its draw."""
+        return self._draw_tree(rng).sample(rng)
+
+    def draw_split(self, count: int, rng: random.Random) -> int:
+        """A split size for this seat's next move off a stack of ``count``
+        (``SplitTree.draw_split`` of a tree drawn by its weight)."""
+        return self._draw_tree(rng).draw_split(count, rng)
+
+    def _draw_tree(self, rng: random.Random) -> SplitTree:
+        if len(self.trees) == 1:
+            return self.trees[0]
+        return rng.choices(self.trees, self.weights())[0]
+
+    def means(self) -> dict[int, float]:
+        """Each stack's expected count in the most likely tree (``best``): where the
+        sources are in doubt, the trees' weighted means would blur two stacks of 8 and
+        4 into two of 6 (README, issue 17, stop 55)."""
+        return self.best.means()
+
+
 class Belief:
     """Beliefs about every other seat's hidden counts, fed by ingest reports."""
 
@@ -385,12 +517,15 @@ class Belief:
         viewer: int,
         prior: SplitPrior | SplitMixture | None = None,
         timeout_odds: float = 0.05,
+        hypotheses: int = 1,
     ) -> None:
         self.setting = setting
         self.viewer = viewer
         prior = prior or SplitPrior.uniform(setting.sheep)
         self.seats = {
-            p: SeatBelief(setting.sheep, prior, timeout_odds) for p in PLAYERS if p != viewer
+            p: SeatBelief(setting.sheep, prior, timeout_odds, hypotheses)
+            for p in PLAYERS
+            if p != viewer
         }
 
     def update(self, actions: Iterable[Action], board: GameState | None = None) -> None:

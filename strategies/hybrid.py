@@ -170,6 +170,13 @@ class HybridParams(StrategyParams, MctsParams):
     split_prior: Literal["half", "mixed", "uniform", "three", "leaning", "adaptive"] = Field(
         "adaptive", description="prior over other seats' split sizes in the belief"
     )
+    belief_hypotheses: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="game 3: ways of explaining which stack each move came from that the "
+        "belief keeps (1: the stack of the highest mean; see state.belief.SeatBelief)",
+    )
     # evaluation
     w_potential: float = Field(1.2, description="value of a cell movable sheep can still take")
     w_waste: float = Field(1.0, description="cost of a sheep stuck on a dead stack")
@@ -230,7 +237,12 @@ class HybridStrategy(Strategy):
             # After a resync the split history is lost: stacks the new belief never
             # saw made are filled with the reference's guess (see ``_sampler``).
             prior = split_prior(self.params.split_prior, state.setting.sheep)
-            self.belief = Belief(state.setting, self.seat or state.to_move, prior=prior)
+            self.belief = Belief(
+                state.setting,
+                self.seat or state.to_move,
+                prior=prior,
+                hypotheses=self.params.belief_hypotheses,
+            )
             if report.resynced:
                 log.info("belief reset after a resync: %s", report.reason)
                 return

@@ -326,8 +326,8 @@ def test_the_leaning_split_prior_reads_each_seen_move_off_the_board_and_searches
     for action in moves:
         seat = strategy.belief.seats[action.seat]
         child = seat.node_of[action.dst]
-        (source,) = [n.cell for n in seat.nodes if child in n.events]
-        leans.append(seat.nodes[child].lean)
+        (source,) = [n.cell for n in seat.best.nodes if child in n.events]
+        leans.append(seat.best.nodes[child].lean)
         assert leans[-1] == split_lean(view, source, action.dst)
     assert leans == [1, 1, 1]  # without the board every move would have lean 0
     assert strategy.move(view.copy(), Budget.seconds(30)) in truth.legal_moves()
