@@ -8,7 +8,9 @@ stacks is compared with the published reference's guess (a seat's total over
 its number of stacks). The split-size prior is learned from separate
 training games (the first half of the replays, or games of other seeds); the
 main strategy's named priors (``split_prior``: half, three, mixed and the
-per-seat adaptive mixture) are measured on the same views.
+per-seat adaptive mixture) are measured on the same views. So is the one world
+the main strategy searches in game 3 (``Belief.mean_world`` of the adaptive prior),
+with one explanation of which stack each move came from and with ``--hypotheses``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,16 +102,12 @@ def observed_splits(record: Plays) -> list[tuple[int, int]]:
     return out
 
 
-def errors_of_view(
-    record: Plays, viewer: int, prior: SplitPrior | SplitMixture, samples: int
-) -> list[tuple[float, float, int]]:
-    """Per observation of ``viewer``: summed |median - truth|, |uniform guess - truth|, stacks."""
+def _views(record: Plays, viewer: int, belief: Belief) -> Iterator[tuple[GameState, GameState]]:
+    """``viewer``'s state after each board it was sent past placement, ingested into
+    ``belief``, with the truth at that moment."""
     setting = get_setting(3)
     truth = GameState(setting, record.geometry)
     mine: GameState | None = None
-    belief = Belief(setting, viewer, prior=prior)
-    rng = random.Random(viewer)
-    out: list[tuple[float, float, int]] = []
     for seat, kind, cell, split, direction in record.plays:
         if seat == viewer and kind != "pass":  # the viewer was sent a board
             board, sheep = truth.wire_map(), truth.wire_sheep()
@@ -121,24 +119,57 @@ def errors_of_view(
             else:
                 belief.update(ingest(mine, board, sheep, viewer).actions, mine)
             if not mine.placing:
-                draws = [belief.sample(rng) for _ in range(samples)]
-                err_b = err_u = 0.0
-                n = 0
-                for p in PLAYERS:
-                    if p == viewer:
-                        continue
-                    guess = guess_counts(mine, p)
-                    for c in mine.stacks[p]:
-                        err_b += abs(statistics.median(d[c] for d in draws) - truth.sheep[c])
-                        err_u += abs(guess[c] - truth.sheep[c])
-                        n += 1
-                out.append((err_b, err_u, n))
+                yield mine, truth
         _replay_play(truth, kind, cell, split, direction)
+
+
+def errors_of_view(
+    record: Plays, viewer: int, prior: SplitPrior | SplitMixture, samples: int
+) -> list[tuple[float, float, int]]:
+    """Per observation of ``viewer``: summed |median - truth|, |uniform guess - truth|, stacks."""
+    belief = Belief(get_setting(3), viewer, prior=prior)
+    rng = random.Random(viewer)
+    out: list[tuple[float, float, int]] = []
+    for mine, truth in _views(record, viewer, belief):
+        draws = [belief.sample(rng) for _ in range(samples)]
+        err_b = err_u = 0.0
+        n = 0
+        for p in PLAYERS:
+            if p == viewer:
+                continue
+            guess = guess_counts(mine, p)
+            for c in mine.stacks[p]:
+                err_b += abs(statistics.median(d[c] for d in draws) - truth.sheep[c])
+                err_u += abs(guess[c] - truth.sheep[c])
+                n += 1
+        out.append((err_b, err_u, n))
     return out
 
 
+def mean_world_errors(
+    record: Plays, viewer: int, prior: SplitPrior | SplitMixture, hypotheses: int
+) -> tuple[float, int, int]:
+    """Over ``viewer``'s observations, the world the main strategy searches in game 3
+    (``Belief.mean_world``): summed |count - truth|, counts exactly right, stacks."""
+    belief = Belief(get_setting(3), viewer, prior=prior, hypotheses=hypotheses)
+    err, exact, n = 0.0, 0, 0
+    for mine, truth in _views(record, viewer, belief):
+        world = belief.mean_world(mine)
+        for p in PLAYERS:
+            for c in mine.stacks[p] if p != viewer else ():
+                err += abs(world.sheep[c] - truth.sheep[c])
+                exact += world.sheep[c] == truth.sheep[c]
+                n += 1
+    return err, exact, n
+
+
 def bench_belief(
-    games: int, seats: list[str], move_time: float, samples: int, replays: Path | None = None
+    games: int,
+    seats: list[str],
+    move_time: float,
+    samples: int,
+    replays: Path | None = None,
+    hypotheses: int = 8,
 ) -> dict[str, float]:
     if replays is not None:
         records = [record_of_replay(p) for p in sorted(replays.glob("*.msgpack"))]
@@ -157,9 +188,14 @@ def bench_belief(
     priors.update((kind, split_prior(kind, 16)) for kind in NAMED_PRIORS)
     # Per prior: summed belief error, summed reference-guess error, stacks.
     totals = {key: [0.0, 0.0, 0] for key in priors}
+    # The mean world of the main strategy's prior, with one hypothesis and with more.
+    worlds: dict[int, list[float]] = {h: [0.0, 0.0, 0.0] for h in (1, hypotheses)}
     observations = 0
     for record in tests:
         for viewer in PLAYERS:
+            for h, acc in worlds.items():
+                for i, v in enumerate(mean_world_errors(record, viewer, priors["adaptive"], h)):
+                    acc[i] += v
             for key, prior in priors.items():
                 rows = errors_of_view(record, viewer, prior, samples)
                 for err_b, err_u, n in rows:
@@ -183,6 +219,11 @@ def bench_belief(
     }
     for kind in NAMED_PRIORS:
         figures[f"mae_belief_{kind}"] = totals[kind][0] / stacks
+    for h, (world_err, world_exact, world_stacks) in worlds.items():
+        suffix = "" if h == 1 else "_hypotheses"
+        figures[f"mean_world_mae{suffix}"] = world_err / max(1.0, world_stacks)
+        figures[f"mean_world_exact{suffix}"] = world_exact / max(1.0, world_stacks)
+    figures["hypotheses"] = float(hypotheses)
     return figures
 
 
@@ -204,6 +245,13 @@ def register_bench(sub: Any) -> None:
         default=None,
         help="a folder of game-3 arena replays (serve/match --record): first half trains the prior",
     )
+    p.add_argument(
+        "--hypotheses",
+        type=int,
+        default=8,
+        help="the mean world (adaptive prior) is also measured with this many explanations "
+        "of the moves' sources (belief_hypotheses), beside one",
+    )
     p.set_defaults(func=run)
 
 
@@ -213,7 +261,11 @@ def run(args: argparse.Namespace) -> int:
     if len(seats) != 4:
         raise ConfigError(f"--seats needs four strategies, not {len(seats)}: {args.seats!r}")
     try:
-        figures = bench_belief(args.games, seats, args.move_time, args.samples, args.replays)
+        if args.hypotheses < 1:
+            raise ValueError(f"--hypotheses must be 1 or more, not {args.hypotheses}")
+        figures = bench_belief(
+            args.games, seats, args.move_time, args.samples, args.replays, args.hypotheses
+        )
     except ValueError as exc:  # a replay of another setting, too few replays
         raise ConfigError(str(exc)) from None
     print_figures(figures)

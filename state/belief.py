@@ -409,8 +409,10 @@ class SeatBelief:
 
     The board shows where a seat's new stack is, not which of its stacks moved
     there: where two or more of its stacks can reach the new cell, each becomes a
-    tree of its own, and the ``hypotheses`` most likely trees are kept. With one, the
-    stack of the highest mean count is taken as the source (the belief until stop 55).
+    tree of its own, and the ``hypotheses`` most likely trees are kept. With one (the
+    main strategy's default, ``belief_hypotheses``), the stack of the highest mean count
+    is taken as the source. More trees know half-splitting seats better and did not
+    play measurably better (README, issue 17, "Which stack moved").
     """
 
     def __init__(
@@ -433,11 +435,9 @@ class SeatBelief:
 
     @property
     def best(self) -> SplitTree:
-        """The most likely tree; of trees equally likely (within rounding), the first:
-        the one that took the source of the highest mean where nothing told them apart."""
-        evidence = [t.solved().evidence for t in self.trees]
-        top = max(evidence)
-        return next(t for t, e in zip(self.trees, evidence, strict=True) if e >= top * (1 - 1e-9))
+        """The most likely tree; of trees equally likely (to nine digits), the first: the
+        one that took the source of the highest mean where nothing told them apart."""
+        return max(self.trees, key=_likelihood)
 
     def place(self, cell: int) -> None:
         for tree in self.trees:
@@ -467,7 +467,7 @@ class SeatBelief:
                 grown.append((twin, src))
         if len(grown) > 1:
             # Stable: of equally likely trees, the older hypothesis and the higher mean first.
-            grown.sort(key=lambda pair: -pair[0].solved().evidence)
+            grown.sort(key=lambda pair: -_likelihood(pair[0]))
         self.trees = [tree for tree, _ in grown[: self.hypotheses]]
         return grown[0][1]
 
@@ -506,6 +506,12 @@ class SeatBelief:
         sources are in doubt, the trees' weighted means would blur two stacks of 8 and
         4 into two of 6 (README, issue 17, stop 55)."""
         return self.best.means()
+
+
+def _likelihood(tree: SplitTree) -> float:
+    """A tree's evidence to nine significant digits: trees that explain a seat's moves
+    equally well tie, whatever the rounding of their sums."""
+    return float(f"{tree.solved().evidence:.9g}")
 
 
 class Belief:

@@ -424,6 +424,11 @@ def test_bench_belief_replays_every_view_through_ingest() -> None:
     assert figures["observations"] > 10 and figures["stack_estimates"] > 50
     assert figures["mae_reference_guess"] > 0
     assert 0 < figures["mae_belief_uniform_prior"] < figures["mae_reference_guess"]
+    # The world game 3 searches, with one explanation of the sources and with eight.
+    assert figures["hypotheses"] == 8
+    for suffix in ("", "_hypotheses"):
+        assert 0 < figures[f"mean_world_exact{suffix}"] < 1
+        assert 0 < figures[f"mean_world_mae{suffix}"] < figures["mae_reference_guess"] * 2
 
 
 def test_bench_belief_reads_arena_replays(tmp_path: Path) -> None:
