@@ -36,11 +36,12 @@ those of its lean.
 
 from __future__ import annotations
 
+import copy
 import math
 import random
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import accumulate
 
 from state.game import UNKNOWN, GameState
@@ -230,15 +231,12 @@ class SplitTree:
         self._dirty.add(parent)
 
     def fork(self) -> SplitTree:
-        """A copy to record other moves in (the same models; unsolved)."""
-        twin = SplitTree.__new__(SplitTree)
-        twin.total, twin.mixture, twin.tables = self.total, self.mixture, self.tables
-        twin.lean_tables, twin._cumulative = self.lean_tables, self._cumulative
-        twin.timeout_odds = self.timeout_odds
-        twin.nodes = [_Node(n.cell, n.lean, n.parent, list(n.events), n.f) for n in self.nodes]
+        """A copy to record other moves in: its own stacks and events; the models, and
+        each node's solved ``f`` until that node changes, shared."""
+        twin = copy.copy(self)
+        twin.nodes = [replace(n, events=list(n.events)) for n in self.nodes]
         twin.node_of = dict(self.node_of)
         twin._dirty = set(self._dirty)
-        twin._posterior, twin.evidence, twin._solved = [], 0.0, False
         return twin
 
     def holds_one(self, cells: Iterable[int]) -> None:
@@ -303,8 +301,7 @@ class SplitTree:
 
     def model_weights(self) -> dict[str, float]:
         """The posterior weight of each split model given this seat's evidence."""
-        if not self._solved:
-            self._solve()
+        self.solved()
         names = [name for name, _, _ in self.mixture.components]
         return dict(zip(names, self._posterior, strict=True))
 
@@ -355,8 +352,7 @@ class SplitTree:
 
     def _draw_model(self, rng: random.Random) -> int:
         """A split model (its index) drawn by its posterior weight."""
-        if not self._solved:
-            self._solve()
+        self.solved()
         models = self._posterior
         return rng.choices(range(len(models)), models)[0] if len(models) > 1 else 0
 
@@ -366,8 +362,7 @@ class SplitTree:
         one count, the distribution of the sheep a stack holds before each event."""
         if not self.nodes:
             return {}
-        if not self._solved:
-            self._solve()
+        self.solved()
         total = self.total
         out = dict.fromkeys(self.node_of, 0.0)
         for k, weight in enumerate(self._posterior):
@@ -424,7 +419,6 @@ class SeatBelief:
     ) -> None:
         if hypotheses < 1:
             raise ValueError(f"a seat's belief keeps at least one hypothesis, not {hypotheses}")
-        self.total = total
         self.hypotheses = hypotheses
         self.trees = [SplitTree(total, prior, timeout_odds)]
 
