@@ -187,6 +187,7 @@ SEARCH_KEYS = (
     "depth",
     "ab_depth",
     "ab_nodes",
+    "worlds",
     "time_used",
 )
 """The search figures a result keeps per seat (means per move)."""

@@ -42,7 +42,7 @@ import random
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from itertools import accumulate
+from itertools import accumulate, product
 
 from state.game import UNKNOWN, GameState
 from state.geometry import DIRECTION_KEYS
@@ -501,6 +501,13 @@ class SeatBelief:
         4 into two of 6 (README, issue 17, stop 55)."""
         return self.best.means()
 
+    def ranked(self) -> list[tuple[float, SplitTree]]:
+        """The trees with their posterior weights, the most likely first (ties in the
+        order of ``best``)."""
+        pairs = list(zip(self.weights(), self.trees, strict=True))
+        order = sorted(range(len(pairs)), key=lambda i: -_likelihood(pairs[i][1]))
+        return [pairs[i] for i in order]
+
 
 def _likelihood(tree: SplitTree) -> float:
     """A tree's evidence to nine significant digits: trees that explain a seat's moves
@@ -580,17 +587,58 @@ class Belief:
         (``hybrid``'s ``hidden=mean``). Stacks the belief never saw made (after a
         resync) take the reference's guess."""
         world = state.copy()
-        means = self.means()
-        for p in PLAYERS:
-            guess = guess_counts(state, p)
-            seen = [c for c in guess if c in means]
-            # The seen stacks share what the guess gives them together (one each at least).
-            shares = apportion([means[c] for c in seen], sum(guess[c] for c in seen))
-            guess.update(zip(seen, shares, strict=True))
-            for c, count in guess.items():
-                world.sheep[c] = count
+        for c, count in _whole_counts(state, self.means()).items():
+            world.sheep[c] = count
         world.hash = world.hash_from_scratch()
         return world
+
+    def likely_worlds(
+        self, state: GameState, limit: int, ratio: float
+    ) -> list[tuple[float, dict[int, int]]]:
+        """The hidden counts of ``state`` in the most likely joint explanations of the
+        other seats' moves, with their posterior weights, the likeliest first.
+
+        An explanation takes one split tree per seat (``SeatBelief.ranked``; its weight
+        is the product of theirs), and its world the trees' mean counts made whole as
+        in ``mean_world``. Explanations whose worlds are the same are one world (their
+        weights added). At most ``limit`` worlds, and only those at least ``ratio``
+        times as likely as the first: with one tree per seat, the mean world alone.
+        """
+        if limit < 1:
+            raise ValueError(f"likely_worlds needs a limit of at least 1, not {limit}")
+        per_seat = [seat.ranked()[:limit] for seat in self.seats.values()]
+        joint: list[tuple[float, list[SplitTree]]] = []
+        for combo in product(*per_seat):
+            weight = math.prod(w for w, _ in combo)
+            joint.append((weight, [tree for _, tree in combo]))
+        # Stable: of equally likely explanations, the one of the seats' likeliest trees.
+        joint.sort(key=lambda pair: -float(f"{pair[0]:.9g}"))
+        tree_means = {id(t): t.means() for trees in per_seat for _, t in trees}
+        worlds: dict[tuple[tuple[int, int], ...], float] = {}
+        for weight, trees in joint[:limit]:
+            means: dict[int, float] = {}
+            for tree in trees:
+                means.update(tree_means[id(tree)])
+            key = tuple(sorted(_whole_counts(state, means).items()))
+            worlds[key] = worlds.get(key, 0.0) + weight
+        ranked = sorted(worlds.items(), key=lambda kv: -kv[1])
+        top = ranked[0][1]
+        return [(w, dict(key)) for key, w in ranked if w >= ratio * top]
+
+
+def _whole_counts(state: GameState, means: dict[int, float]) -> dict[int, int]:
+    """Every hidden stack's count: ``means`` rounded so that each seat's stacks hold
+    its total, one sheep at least on each (``apportion``); stacks without a mean (the
+    belief never saw them made: a resync) take the reference's guess."""
+    out: dict[int, int] = {}
+    for p in PLAYERS:
+        guess = guess_counts(state, p)
+        seen = [c for c in guess if c in means]
+        # The seen stacks share what the guess gives them together (one each at least).
+        shares = apportion([means[c] for c in seen], sum(guess[c] for c in seen))
+        guess.update(zip(seen, shares, strict=True))
+        out.update(guess)
+    return out
 
 
 def apportion(means: list[float], total: int) -> list[int]:

@@ -42,7 +42,7 @@ from strategies.alphabeta import AlphaBeta
 from strategies.base import Budget, Strategy, StrategyParams
 from strategies.common import EvalWeights, area_split, determinize, slide_key
 from strategies.kernel import PlayoutPolicy, warm_up
-from strategies.mcts import Mcts, MctsParams
+from strategies.mcts import Mcts, MctsParams, in_turn
 from strategies.mcts_tree import softmax
 from strategies.opponents import OpponentModel
 from strategies.parallel import SearchPool, merged_best, root_stats, worker_count
@@ -177,6 +177,21 @@ class HybridParams(StrategyParams, MctsParams):
         description="game 3: ways of explaining which stack each move came from that the "
         "belief keeps (1: the stack of the highest mean; see state.belief.SeatBelief)",
     )
+    likely_worlds: int = Field(
+        1,
+        ge=1,
+        le=16,
+        description="game 3 with hidden=mean and belief_hypotheses > 1: search at most this "
+        "many worlds of the likeliest explanations, a compiled tree each, merged at the "
+        "root, where they are about as likely (1: the mean world alone; measured: README)",
+    )
+    likely_ratio: float = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="likely_worlds: the least weight of a searched world against the "
+        "likeliest one's",
+    )
     # evaluation
     w_potential: float = Field(1.2, description="value of a cell movable sheep can still take")
     w_waste: float = Field(1.0, description="cost of a sheep stuck on a dead stack")
@@ -280,6 +295,29 @@ class HybridStrategy(Strategy):
         sample = world_sampler(state, self.belief)
         splits = self.belief.draw_split
         mcts.search(state, budget, stop_at, p.max_iterations, sample, p.worlds, splits)
+        return self._report_worlds(mcts, budget, start)
+
+    def _move_likely(
+        self,
+        state: GameState,
+        likely: list[dict[int, int]],
+        budget: Budget,
+        stop_at: float,
+        start: float,
+    ) -> Move | None:
+        """Game 3's likely worlds (``_likely_worlds``): each searched by a compiled tree
+        of its own as a game of known counts (``world_trees``), the root statistics summed,
+        so that a slide's value is its mean over the worlds. A new tree each turn (the
+        worlds change as the belief does); no alpha-beta, as in ``_move_worlds``."""
+        p = self.params
+        update = {"margin": self.reward_margin, "world_trees": len(likely)}
+        mcts = Mcts(p.model_copy(update=update), self.rng)
+        mcts.set_root(state)
+        mcts.search(state, budget, stop_at, p.max_iterations, in_turn(likely), len(likely))
+        return self._report_worlds(mcts, budget, start)
+
+    def _report_worlds(self, mcts: Mcts, budget: Budget, start: float) -> Move | None:
+        """The search's move (``_best``) and its figures, posted to the budget."""
         move = self._best(mcts, budget)
         budget.info.update(
             {
@@ -318,16 +356,36 @@ class HybridStrategy(Strategy):
         stop_at = start + span
         budget.info.clear()
         worlds = work is not state and p.hidden == "belief" and self.belief is not None
+        likely = self._likely_worlds(state, work)
+        if self.belief is not None and p.likely_worlds > 1:
+            budget.info["worlds"] = float(max(1, len(likely)))
         if self.pool is None:
-            return self._search(state, work, budget, stop_at, start, worlds)
+            return self._search(state, work, budget, stop_at, start, worlds, likely)
         if worlds:
             self.pool.start(state, stop_at, p.max_iterations, self.belief, p.worlds)
-        else:
+        else:  # with likely worlds too: the worker searches the mean world
             self.pool.start(work, stop_at, p.max_iterations, split_rules=self._split_rules())
         try:
-            return self._search(state, work, budget, stop_at, start, worlds)
+            return self._search(state, work, budget, stop_at, start, worlds, likely)
         finally:
             self.pool.cancel()  # a move decided early needs the workers no more
+
+    def _likely_worlds(self, state: GameState, work: GameState) -> list[dict[int, int]]:
+        """Game 3 (``hidden=mean``, ``likely_worlds`` > 1): the hidden counts of the
+        likeliest explanations of the other seats' moves where two or more are about as
+        likely (``Belief.likely_worlds``), else none: the mean world is searched alone.
+        None in the endgame either, where the solver plays in the mean world."""
+        p, belief = self.params, self.belief
+        if belief is None or p.hidden != "mean" or p.likely_worlds < 2 or self._endgame(work):
+            return []
+        found = belief.likely_worlds(state, p.likely_worlds, p.likely_ratio)
+        return [counts for _, counts in found] if len(found) > 1 else []
+
+    def _endgame(self, work: GameState) -> bool:
+        """Whether step 1 (the endgame solver) runs in ``work``."""
+        p = self.params
+        left = work.spare_sheep(walled_in=p.endgame_count == "stacks")
+        return left <= p.endgame_sheep and p.endgame_fraction > 0
 
     def _search(
         self,
@@ -337,10 +395,14 @@ class HybridStrategy(Strategy):
         stop_at: float,
         start: float,
         worlds: bool,
+        likely: list[dict[int, int]],
     ) -> Move | None:
-        """Steps 1-3 (or game 3's search over worlds) until ``stop_at``."""
+        """Steps 1-3 (or game 3's search over worlds, or over its likely worlds) until
+        ``stop_at``."""
         if worlds:
             return self._move_worlds(state, budget, stop_at, start)
+        if likely:
+            return self._move_likely(state, likely, budget, stop_at, start)
         span = stop_at - start
         solved = self._solve_endgame(work, budget, start, span)
         if solved is not None:
@@ -378,8 +440,7 @@ class HybridStrategy(Strategy):
         ``endgame_play=first``, only a first place), else None. Neither alternative to
         the defaults gave anything measurable (README, stops 49 and 50)."""
         p = self.params
-        left = work.spare_sheep(walled_in=p.endgame_count == "stacks")
-        if left > p.endgame_sheep or p.endgame_fraction <= 0:
+        if not self._endgame(work):
             return None
         solver = AlphaBeta("paranoid", self.weights, splits=4)
         r = solver.search(work, budget, start + span * p.endgame_fraction)

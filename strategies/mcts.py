@@ -23,9 +23,10 @@ price of letting another seat play as if it knew our counts too).
 
 from __future__ import annotations
 
+import itertools
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -185,6 +186,16 @@ class MctsParams(BaseModel):
         """The kernel to play out with now (the Python one while the fast one compiles)."""
         preferred: KernelName | None = None if self.kernel == "auto" else self.kernel
         return ready_kernel(preferred)
+
+
+def in_turn(worlds: Sequence[Mapping[int, int]]) -> WorldSampler:
+    """A sampler that gives ``worlds`` one after another, round and round: with
+    ``world_trees`` equal to their number, each compiled tree takes one of them (any
+    run of that many draws holds each once)."""
+    if not worlds:
+        raise ValueError("in_turn needs at least one world")
+    turn = itertools.cycle(worlds)
+    return lambda _rng: next(turn)
 
 
 class WorldDraws:

@@ -127,6 +127,47 @@ def test_a_belief_of_several_hypotheses_keeps_every_rule(seed: int) -> None:
     assert max(kept) > 1  # some source was in doubt
 
 
+def test_likely_worlds_are_whole_and_hold_the_truth_the_mean_world_misses() -> None:
+    """In games of half splits with a belief of half splits, only the sources are in
+    doubt. The likely worlds (``Belief.likely_worlds``) are then whole worlds of the
+    most likely explanations: each seat's counts sum to its total, every hidden stack
+    covered, the likeliest first and none under the ratio; with a limit of one, the
+    mean world alone. Where two are as likely, the truth is among them more often than
+    it is the mean world, and at some turns it is only among them."""
+    doubt = truth_in_likely = truth_is_mean = only_in_likely = 0
+
+    def check(view: GameState, belief: Belief, truth: GameState) -> None:
+        nonlocal doubt, truth_in_likely, truth_is_mean, only_in_likely
+        hidden = {c for p in belief.seats for c in view.stacks[p]}
+        mean = belief.mean_world(view)
+        mean_counts = {c: mean.sheep[c] for c in hidden}
+        alone = belief.likely_worlds(view, 1, 0.5)
+        assert len(alone) == 1 and alone[0][1] == mean_counts
+        found = belief.likely_worlds(view, 4, 0.5)
+        weights = [w for w, _ in found]
+        assert 1 <= len(found) <= 4 and weights == sorted(weights, reverse=True)
+        assert all(w >= 0.5 * weights[0] for w in weights)
+        worlds = [counts for _, counts in found]
+        assert all(set(counts) == hidden for counts in worlds)
+        assert len({tuple(sorted(c.items())) for c in worlds}) == len(worlds)
+        for counts in worlds:
+            for p in belief.seats:
+                if view.stacks[p]:
+                    mine = [counts[c] for c in view.stacks[p]]
+                    assert sum(mine) == 16 and min(mine) >= 1
+        if len(found) > 1:
+            doubt += 1
+            true_counts = {c: truth.sheep[c] for c in hidden}
+            truth_in_likely += true_counts in worlds
+            truth_is_mean += true_counts == mean_counts
+            only_in_likely += true_counts in worlds and true_counts != mean_counts
+
+    for seed in range(4):
+        play_hidden_game(seed, 1 + seed % 4, splits="half", prior=HALF, on_view=check, hypotheses=4)
+    assert doubt > 0
+    assert truth_in_likely > truth_is_mean and only_in_likely > 0
+
+
 def test_learned_prior_follows_the_data() -> None:
     halves = [(n, n // 2) for n in range(2, 17) for _ in range(20)]
     prior = SplitPrior.fit(halves, 16)

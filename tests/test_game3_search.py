@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 import pytest
 
 from arena.local import play_local
-from state.belief import SplitPrior, split_lean, world_sampler
+from state.belief import Belief, SplitPrior, split_lean, world_sampler
 from state.boardgen import random_geometry
 from state.game import UNKNOWN, GameState, Move
 from state.observe import IngestReport, ingest, placement_report, state_from_observation
@@ -17,8 +17,9 @@ from state.settings import SETTINGS
 from strategies.base import Budget
 from strategies.hybrid import ADAPTIVE_SPLITS, HybridStrategy, split_prior
 from strategies.kernel import fast_available, wait_warm
-from strategies.mcts import Mcts, MctsParams
+from strategies.mcts import Mcts, MctsParams, in_turn
 from strategies.registry import make_strategy
+from tests.test_belief import HALF, play_hidden_game
 
 SETTING = SETTINGS[3]
 
@@ -167,6 +168,66 @@ def test_world_trees_search_each_drawn_world_on_its_own_compiled_tree() -> None:
     assert mcts.iterations == 400 and root.n == 400 == sum(e.n for e in root.edges)
     assert all(s.child is None for e in root.edges for s in e.splits)
     assert mcts.best() in truth.legal_moves()
+
+
+@pytest.mark.skipif(not fast_available(), reason="numba is not installed")
+def test_worlds_given_in_turn_go_one_to_each_compiled_tree() -> None:
+    """``in_turn``: three worlds given round and round, ``world_trees=3``: each tree
+    copies one of them, each world in one tree."""
+    wait_warm(None)
+    _truth, view, draw = seat_1_sampler(seed=4)
+    rng = random.Random(3)
+    worlds = [dict(draw(rng)) for _ in range(3)]
+    assert len({tuple(sorted(w.items())) for w in worlds}) == 3
+    hidden = list(worlds[0])
+    mcts = Mcts(MctsParams(world_trees=3), random.Random(2))
+    mcts.set_root(view)
+    mcts.expand_root(view)
+    trees = mcts.compiled_trees(view, in_turn(worlds))
+    held = []
+    for tree in trees:
+        sheep = tree.root_sheep.tolist()
+        held.append({c: sheep[c] for c in hidden})
+    assert sorted(map(sorted, map(dict.items, held))) == sorted(
+        map(sorted, map(dict.items, worlds))
+    )
+    with pytest.raises(ValueError, match="at least one world"):
+        in_turn([])
+
+
+@pytest.mark.skipif(not fast_available(), reason="numba is not installed")
+def test_likely_worlds_are_searched_where_the_sources_are_in_doubt() -> None:
+    """``likely_worlds=4`` with four hypotheses per seat, in games of half splits: where
+    two or more explanations are about as likely, the main strategy searches their
+    worlds (``worlds`` in its figures), plays a legal move of the truth and leaves the
+    view as it was; where one is likelier, the mean world alone (``worlds`` 1)."""
+    wait_warm(None)
+    searched: dict[int, int] = {}
+
+    def check(view: GameState, belief: Belief, truth: GameState) -> None:
+        if view.placing or not view.slides() or view.to_move != belief.viewer:
+            return
+        strategy = HybridStrategy(
+            {"seed": 1, "max_iterations": 400, "likely_worlds": 4, "belief_hypotheses": 4}
+        )
+        strategy.new_game(SETTING, belief.viewer)
+        strategy.belief = belief
+        expected = len(belief.likely_worlds(view, 4, 0.5))
+        if strategy._endgame(belief.mean_world(view)):
+            expected = 1
+        before = view.canonical()
+        budget = Budget.seconds(30)
+        move = strategy.move(view, budget)
+        assert view.canonical() == before and view.hash == view.hash_from_scratch()
+        assert move is not None and move in truth.legal_moves()
+        assert budget.info["worlds"] == expected
+        if "solved" not in budget.info:
+            assert budget.info["iterations"] == 400
+        searched[expected] = searched.get(expected, 0) + 1
+
+    for seed in range(2):
+        play_hidden_game(seed, 2 + seed, splits="half", prior=HALF, on_view=check, hypotheses=4)
+    assert searched.get(1, 0) > 0 and sum(n for k, n in searched.items() if k > 1) > 0
 
 
 def test_hidden_splits_in_the_tree_come_from_the_split_sampler_when_asked() -> None:
