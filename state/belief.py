@@ -207,6 +207,9 @@ class SplitTree:
         self._dirty: set[int] = set()  # nodes whose f is out of date (with their ancestors)
         self._posterior: list[float] = []  # each model's weight, set by _solve
         self.evidence = 0.0  # the likelihood of the seat's moves, set by _solve
+        # The probability of the sources this tree took, as a model of the seat's
+        # choice of stack gave them (``SeatBelief.move``'s ``odds``; 1 without one).
+        self.choice = 1.0
         self._solved = False
 
     def place(self, cell: int) -> None:
@@ -298,6 +301,11 @@ class SplitTree:
         if not self._solved:
             self._solve()
         return self
+
+    def weight(self) -> float:
+        """How likely this explanation of the seat's moves is, up to a constant: the
+        evidence of its splits times the probability of its choices of stack."""
+        return self.solved().evidence * self.choice
 
     def model_weights(self) -> dict[str, float]:
         """The posterior weight of each split model given this seat's evidence."""
@@ -442,22 +450,38 @@ class SeatBelief:
         for tree in self.trees:
             tree.holds_one(cells)
 
-    def move(self, sources: Iterable[int], dst: int, board: GameState | None = None) -> int:
+    def move(
+        self,
+        sources: Iterable[int],
+        dst: int,
+        board: GameState | None = None,
+        odds: Mapping[int, float] | None = None,
+    ) -> int:
         """Record a move onto ``dst`` from one of ``sources``; returns the source in the
-        most likely tree. ``board``: where the move was seen (``SplitTree.move``)."""
+        most likely tree. ``board``: where the move was seen (``SplitTree.move``).
+        ``odds``: how likely a model of the seat's choices makes each source (any
+        scale); the sources are then taken in its order (of equal odds, the highest
+        mean first) and each tree's ``choice`` takes the source's share of them."""
         candidates = [c for c in sources if c in self.node_of]
         if not candidates:
             raise ValueError(f"no known stack can be the source of the move onto cell {dst}")
+        share: dict[int, float] = {}
+        if odds is not None and len(candidates) > 1:
+            norm = sum(max(0.0, odds.get(c, 0.0)) for c in candidates)
+            if norm > 0.0:
+                share = {c: max(0.0, odds.get(c, 0.0)) / norm for c in candidates}
         grown: list[tuple[SplitTree, int]] = []
         for tree in self.trees:
             ranked = candidates
             if len(candidates) > 1:
                 mean = tree.means()
-                ranked = sorted(candidates, key=lambda c: -mean[c])
+                ranked = sorted(candidates, key=lambda c: (-share.get(c, 0.0), -mean[c]))
             chosen = ranked[: self.hypotheses]
             for k, src in enumerate(chosen):
                 twin = tree if k == len(chosen) - 1 else tree.fork()
                 twin.move(src, dst, board)
+                if share:
+                    twin.choice *= share[src]
                 grown.append((twin, src))
         if len(grown) > 1:
             # Stable: of equally likely trees, the older hypothesis and the higher mean first.
@@ -467,7 +491,7 @@ class SeatBelief:
 
     def weights(self) -> list[float]:
         """Each tree's posterior weight (equal where the evidence rules out them all)."""
-        evidence = [t.solved().evidence for t in self.trees]
+        evidence = [t.weight() for t in self.trees]
         norm = sum(evidence)
         if norm <= 0.0:
             return [1.0 / len(self.trees)] * len(self.trees)
@@ -512,7 +536,7 @@ class SeatBelief:
 def _likelihood(tree: SplitTree) -> float:
     """A tree's evidence to nine significant digits: trees that explain a seat's moves
     equally well tie, whatever the rounding of their sums."""
-    return float(f"{tree.solved().evidence:.9g}")
+    return float(f"{tree.weight():.9g}")
 
 
 class Belief:
@@ -535,17 +559,28 @@ class Belief:
             if p != viewer
         }
 
-    def update(self, actions: Iterable[Action], board: GameState | None = None) -> None:
+    def update(
+        self,
+        actions: Iterable[Action],
+        board: GameState | None = None,
+        odds: Callable[[int, Action], Mapping[int, float] | None] | None = None,
+    ) -> None:
         """Take the actions of an ingest report; ``board``: the state they were seen on
-        (the moves' ``split_lean``, for split models that lean)."""
-        for action in actions:
+        (the moves' ``split_lean``, for split models that lean). ``odds(i, action)``:
+        for a move of more than one candidate source, called before it is recorded
+        (the belief then as it was before that move), each source's odds by a model of
+        the seat's choices, or None (``SeatBelief.move``); ``i`` its index in
+        ``actions``."""
+        for i, action in enumerate(actions):
             seat = self.seats.get(action.seat)
             if seat is None:
                 continue
             if action.kind == "place":
                 seat.place(action.cell)
             elif action.kind == "move":
-                seat.move(action.cells or (action.cell,), action.dst, board)
+                sources = action.cells or (action.cell,)
+                told = odds(i, action) if odds is not None and len(sources) > 1 else None
+                seat.move(sources, action.dst, board, told)
             else:
                 seat.holds_one(action.cells)
 

@@ -44,6 +44,10 @@ class Action(NamedTuple):
 class IngestReport:
     actions: list[Action] = field(default_factory=list)
     new_cells: list[int] = field(default_factory=list)
+    # The position before each move whose source the board leaves in doubt (more than
+    # one candidate, the counts hidden), by the move's index in ``actions``: the mover
+    # to move, for a model of which stack it chose (``Belief.update``'s ``odds``).
+    positions: dict[int, GameState] = field(default_factory=dict)
     resynced: bool = False
     reason: str = ""
 
@@ -259,6 +263,8 @@ def _replay(
             if found is None:
                 raise _Unexplained(f"no slide of seat {p} explains its new cell")
             src, dst, split, sources = found
+            if len(sources) > 1 and state.sheep[src] == UNKNOWN:
+                report.positions[len(report.actions)] = state.copy()
             state.slide(src, dst, split)
             mine.remove(dst)
             report.actions.append(Action(p, "move", src, dst, split, sources))
