@@ -32,7 +32,7 @@ from state.geometry import Geometry
 from state.observe import Action, ingest, state_from_observation
 from state.settings import PLAYERS, get_setting
 from strategies.base import ConfigError
-from strategies.hybrid import split_prior
+from strategies.hybrid import HybridParams, source_odds, split_prior
 from strategies.registry import make_strategy, parse_seat
 
 NAMED_PRIORS = ("half", "three", "leaning", "mixed", "adaptive")
@@ -102,9 +102,13 @@ def observed_splits(record: Plays) -> list[tuple[int, int]]:
     return out
 
 
-def _views(record: Plays, viewer: int, belief: Belief) -> Iterator[tuple[GameState, GameState]]:
+def _views(
+    record: Plays, viewer: int, belief: Belief, source: HybridParams | None = None
+) -> Iterator[tuple[GameState, GameState]]:
     """``viewer``'s state after each board it was sent past placement, ingested into
-    ``belief``, with the truth at that moment."""
+    ``belief``, with the truth at that moment. ``source``: the main strategy's
+    parameters, to weigh the sources of moves in doubt as it does (``source_odds``)."""
+    rng = random.Random(viewer)
     setting = get_setting(3)
     truth = GameState(setting, record.geometry)
     mine: GameState | None = None
@@ -117,7 +121,9 @@ def _views(record: Plays, viewer: int, belief: Belief) -> Iterator[tuple[GameSta
                     Action(s, "place", c) for s in PLAYERS if s < viewer for c in mine.stacks[s]
                 )
             else:
-                belief.update(ingest(mine, board, sheep, viewer).actions, mine)
+                report = ingest(mine, board, sheep, viewer)
+                odds = source_odds(belief, report, source, rng) if source else None
+                belief.update(report.actions, mine, odds)
             if not mine.placing:
                 yield mine, truth
         _replay_play(truth, kind, cell, split, direction)
@@ -147,13 +153,20 @@ def errors_of_view(
 
 
 def mean_world_errors(
-    record: Plays, viewer: int, prior: SplitPrior | SplitMixture, hypotheses: int
+    record: Plays,
+    viewer: int,
+    prior: SplitPrior | SplitMixture,
+    hypotheses: int,
+    source_search: int = 0,
 ) -> tuple[float, int, int]:
     """Over ``viewer``'s observations, the world the main strategy searches in game 3
-    (``Belief.mean_world``): summed |count - truth|, counts exactly right, stacks."""
+    (``Belief.mean_world``): summed |count - truth|, counts exactly right, stacks.
+    ``source_search``: the sources of moves in doubt weighed as the main strategy does
+    with that parameter (0: the highest mean)."""
     belief = Belief(get_setting(3), viewer, prior=prior, hypotheses=hypotheses)
+    source = HybridParams(source_search=source_search) if source_search else None
     err, exact, n = 0.0, 0, 0
-    for mine, truth in _views(record, viewer, belief):
+    for mine, truth in _views(record, viewer, belief, source):
         world = belief.mean_world(mine)
         for p in PLAYERS:
             for c in mine.stacks[p] if p != viewer else ():
@@ -170,6 +183,7 @@ def bench_belief(
     samples: int,
     replays: Path | None = None,
     hypotheses: int = 8,
+    source_search: int = 2000,
 ) -> dict[str, float]:
     if replays is not None:
         records = [record_of_replay(p) for p in sorted(replays.glob("*.msgpack"))]
@@ -188,13 +202,18 @@ def bench_belief(
     priors.update((kind, split_prior(kind, 16)) for kind in NAMED_PRIORS)
     # Per prior: summed belief error, summed reference-guess error, stacks.
     totals = {key: [0.0, 0.0, 0] for key in priors}
-    # The mean world of the main strategy's prior, with one hypothesis and with more.
-    worlds: dict[int, list[float]] = {h: [0.0, 0.0, 0.0] for h in (1, hypotheses)}
+    # The mean world of the main strategy's prior, with one hypothesis and with more,
+    # and with one and the sources weighed by a search (source_search).
+    worlds: dict[tuple[int, int], list[float]] = {
+        (h, search): [0.0, 0.0, 0.0]
+        for h, search in sorted({(1, 0), (hypotheses, 0), (1, source_search)})
+    }
     observations = 0
     for record in tests:
         for viewer in PLAYERS:
-            for h, acc in worlds.items():
-                for i, v in enumerate(mean_world_errors(record, viewer, priors["adaptive"], h)):
+            for (h, search), acc in worlds.items():
+                found = mean_world_errors(record, viewer, priors["adaptive"], h, search)
+                for i, v in enumerate(found):
                     acc[i] += v
             for key, prior in priors.items():
                 rows = errors_of_view(record, viewer, prior, samples)
@@ -219,11 +238,12 @@ def bench_belief(
     }
     for kind in NAMED_PRIORS:
         figures[f"mae_belief_{kind}"] = totals[kind][0] / stacks
-    for h, (world_err, world_exact, world_stacks) in worlds.items():
-        suffix = "" if h == 1 else "_hypotheses"
+    for (h, search), (world_err, world_exact, world_stacks) in worlds.items():
+        suffix = "_source" if search else "" if h == 1 else "_hypotheses"
         figures[f"mean_world_mae{suffix}"] = world_err / max(1.0, world_stacks)
         figures[f"mean_world_exact{suffix}"] = world_exact / max(1.0, world_stacks)
     figures["hypotheses"] = float(hypotheses)
+    figures["source_search"] = float(source_search)
     return figures
 
 
@@ -252,6 +272,13 @@ def register_bench(sub: Any) -> None:
         help="the mean world (adaptive prior) is also measured with this many explanations "
         "of the moves' sources (belief_hypotheses), beside one",
     )
+    p.add_argument(
+        "--source-search",
+        type=int,
+        default=2000,
+        help="the mean world (one explanation) is also measured with the sources of moves "
+        "in doubt weighed by a search of this many iterations (source_search; 0: not)",
+    )
     p.set_defaults(func=run)
 
 
@@ -263,8 +290,16 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.hypotheses < 1:
             raise ValueError(f"--hypotheses must be 1 or more, not {args.hypotheses}")
+        if args.source_search < 0:
+            raise ValueError(f"--source-search must be 0 or more, not {args.source_search}")
         figures = bench_belief(
-            args.games, seats, args.move_time, args.samples, args.replays, args.hypotheses
+            args.games,
+            seats,
+            args.move_time,
+            args.samples,
+            args.replays,
+            args.hypotheses,
+            args.source_search,
         )
     except ValueError as exc:  # a replay of another setting, too few replays
         raise ConfigError(str(exc)) from None

@@ -31,6 +31,7 @@ the paranoid search proves the result.
 from __future__ import annotations
 
 import logging
+import random
 import time
 from collections.abc import Callable
 from typing import Literal
@@ -220,6 +221,33 @@ SOURCE_TIME = 0.1
 """``_source_odds``: seconds at most per search, whatever ``source_search`` asks."""
 
 
+def source_odds(
+    belief: Belief, report: IngestReport, params: HybridParams, rng: random.Random
+) -> Callable[[int, Action], dict[int, float] | None]:
+    """``Belief.update``'s odds of each candidate source of a move in doubt: a search of
+    ``source_search`` iterations (``params``' MCTS) from the mover's seat in the belief's
+    mean world just before the move (``report.positions``), each candidate's visits to
+    the slide onto the new cell, plus a half, to the power ``SOURCE_TEMPER``. Offline, on
+    stop 52's recorded games, the most visited candidate was the true source of 70% of
+    ``uct``'s moves in doubt and 74% of ``flatmc``'s, where chance gives 47-49% (README,
+    issue 17, stop 56)."""
+
+    def odds(index: int, action: Action) -> dict[int, float] | None:
+        before = report.positions.get(index)
+        if before is None:
+            return None
+        world = belief.mean_world(before)
+        mcts = Mcts(params, rng)
+        mcts.set_root(world)
+        mcts.expand_root(world)
+        mcts.search(world, Budget.seconds(SOURCE_TIME), float("inf"), params.source_search)
+        root = mcts.root
+        visits = {e.cell: e.n for e in root.edges or () if e.dst == action.dst} if root else {}
+        return {c: (visits.get(c, 0) + 0.5) ** SOURCE_TEMPER for c in action.cells}
+
+    return odds
+
+
 class HybridStrategy(Strategy):
     name = "hybrid"
     Params = HybridParams
@@ -280,7 +308,8 @@ class HybridStrategy(Strategy):
             if report.resynced:
                 log.info("belief reset after a resync: %s", report.reason)
                 return
-        odds = self._source_odds(report) if self.params.source_search else None
+        p = self.params
+        odds = source_odds(self.belief, report, p, self.rng) if p.source_search else None
         try:
             self.belief.update(report.actions, state, odds)
         except ValueError as exc:
@@ -288,32 +317,6 @@ class HybridStrategy(Strategy):
             # state's): start again rather than search a wrong posterior.
             log.warning("belief reset: %s", exc)
             self.belief = None
-
-    def _source_odds(
-        self, report: IngestReport
-    ) -> Callable[[int, Action], dict[int, float] | None]:
-        """Odds of each candidate source of a move in doubt (``Belief.update``): a search
-        of ``source_search`` iterations from the mover's seat in the belief's mean world
-        just before the move, each candidate's visits to the slide onto the new cell
-        (plus a half) to the power ``SOURCE_TEMPER``. Offline, on stop 52's recorded games,
-        the most visited candidate was the true source of 70% of `uct`'s moves in doubt
-        and 74% of `flatmc`'s, against 47-49% by chance (README, issue 17, stop 56)."""
-        belief, p = self.belief, self.params
-
-        def odds(index: int, action: Action) -> dict[int, float] | None:
-            before = report.positions.get(index)
-            if belief is None or before is None:
-                return None
-            world = belief.mean_world(before)
-            mcts = Mcts(p.model_copy(update={"margin": self.reward_margin}), self.rng)
-            mcts.set_root(world)
-            mcts.expand_root(world)
-            mcts.search(world, Budget.seconds(SOURCE_TIME), float("inf"), p.source_search)
-            root = mcts.root
-            visits = {e.cell: e.n for e in root.edges or () if e.dst == action.dst} if root else {}
-            return {c: (visits.get(c, 0) + 0.5) ** SOURCE_TEMPER for c in action.cells}
-
-        return odds
 
     def place(self, state: GameState, budget: Budget) -> int:
         p = self.params

@@ -107,6 +107,37 @@ def test_an_ambiguous_source_stays_open_until_later_moves_tell() -> None:
     assert abs(drawn - open_[1]) > 0.3
 
 
+def test_odds_of_the_sources_order_them_and_weigh_the_trees() -> None:
+    """Stack 2 came from 0 or 1, both of 8 (the evidence cannot tell them apart). Told
+    odds of 3 to 1 for stack 1 (a model of the seat's choice), one hypothesis takes 1
+    where without odds it takes the first of the highest mean, 0; two keep both,
+    weighed 3 to 1, the likelier first. Draws follow those weights."""
+    picks = {}
+    for odds in (None, {1: 3.0, 0: 1.0}):
+        seat = SeatBelief(16, HALF, timeout_odds=0.0)
+        seat.place(0)
+        seat.move([0], 1)
+        picks[odds is None] = seat.move([0, 1], 2, odds=odds)
+        assert seat.trees[0].choice == (1.0 if odds is None else 0.75)
+    assert picks == {True: 0, False: 1}
+    seat = SeatBelief(16, HALF, timeout_odds=0.0, hypotheses=2)
+    seat.place(0)
+    seat.move([0], 1)
+    assert seat.move([0, 1], 2, odds={0: 1.0, 1: 3.0}) == 1
+    assert seat.weights() == pytest.approx([0.75, 0.25])
+    assert [t.choice for t in seat.trees] == pytest.approx([0.75, 0.25])
+    assert round(seat.means()[0]) == 8 and round(seat.means()[1]) == 4
+    mixed = sum(w * t.means()[0] for w, t in zip(seat.weights(), seat.trees, strict=True))
+    assert statistics.fmean(d[0] for d in draws(seat, 2000)) == pytest.approx(mixed, abs=0.15)
+    assert mixed > 6.5  # nearer the likelier tree's 8 than the other's 4
+    # Odds that say nothing (all zero) leave the order and the weights as without.
+    seat = SeatBelief(16, HALF, timeout_odds=0.0, hypotheses=2)
+    seat.place(0)
+    seat.move([0], 1)
+    assert seat.move([0, 1], 2, odds={0: 0.0, 1: 0.0}) == 0
+    assert seat.weights() == pytest.approx([0.5, 0.5])
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_a_belief_of_several_hypotheses_keeps_every_rule(seed: int) -> None:
     """With four hypotheses, in games of half splits: no more than four trees per seat,
@@ -461,13 +492,14 @@ def test_the_adaptive_prior_learns_seats_that_split_off_one_sheep() -> None:
 def test_bench_belief_replays_every_view_through_ingest() -> None:
     from bench.belief import bench_belief
 
-    figures = bench_belief(1, ["random"] * 4, move_time=0.01, samples=8)
+    figures = bench_belief(1, ["random"] * 4, move_time=0.01, samples=8, source_search=200)
     assert figures["observations"] > 10 and figures["stack_estimates"] > 50
     assert figures["mae_reference_guess"] > 0
     assert 0 < figures["mae_belief_uniform_prior"] < figures["mae_reference_guess"]
-    # The world game 3 searches, with one explanation of the sources and with eight.
-    assert figures["hypotheses"] == 8
-    for suffix in ("", "_hypotheses"):
+    # The world game 3 searches, with one explanation of the sources and with eight,
+    # and with one and the sources weighed by a search.
+    assert figures["hypotheses"] == 8 and figures["source_search"] == 200
+    for suffix in ("", "_hypotheses", "_source"):
         assert 0 < figures[f"mean_world_exact{suffix}"] < 1
         assert 0 < figures[f"mean_world_mae{suffix}"] < figures["mae_reference_guess"] * 2
 

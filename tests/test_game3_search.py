@@ -230,6 +230,57 @@ def test_likely_worlds_are_searched_where_the_sources_are_in_doubt() -> None:
     assert searched.get(1, 0) > 0 and sum(n for k, n in searched.items() if k > 1) > 0
 
 
+@pytest.mark.skipif(not fast_available(), reason="numba is not installed")
+def test_the_source_of_a_move_in_doubt_is_weighed_by_a_search_from_the_movers_seat() -> None:
+    """``source_search``: in random games of half splits seen by seat 2, ingest keeps
+    the position before each move whose source is in doubt (the mover to move, the new
+    cell still free, every other seat's count hidden), and the main strategy's belief
+    takes odds for it from a search there: its trees' ``choice`` is no longer 1, and its
+    mean world still gives each seat its total on stacks of one sheep at least."""
+    wait_warm(None)
+    doubted = 0
+    for seed in range(3):
+        rng = random.Random(seed)
+        truth = GameState(SETTING, random_geometry(SETTING, seed))
+        strategy = HybridStrategy({"seed": 1, "source_search": 200, "belief_hypotheses": 2})
+        strategy.new_game(SETTING, 2)
+        view: GameState | None = None
+        while not truth.is_terminal():
+            if truth.to_move == 2 and (truth.placing or truth.has_moves(2)):
+                board, sheep = truth.wire_map(), truth.wire_sheep()
+                if view is None:
+                    view = state_from_observation(SETTING, board, None, 2, to_move=2)
+                    report = placement_report(view)
+                else:
+                    report = ingest(view, board, sheep, 2)
+                for index, before in report.positions.items():
+                    action = report.actions[index]
+                    assert action.kind == "move" and len(action.cells) > 1
+                    assert before.to_move == action.seat and before.owner[action.dst] == 0
+                    assert all(
+                        before.sheep[c] == UNKNOWN for p in (1, 3, 4) for c in before.stacks[p]
+                    )
+                    doubted += 1
+                strategy.observe(view, report)
+                assert strategy.belief is not None
+                world = strategy.belief.mean_world(view)
+                for p in (1, 3, 4):
+                    if view.stacks[p]:
+                        counts = [world.sheep[c] for c in view.stacks[p]]
+                        assert sum(counts) == 16 and min(counts) >= 1
+            if truth.placing:
+                truth.place(rng.choice(truth.initial_positions()))
+            elif not truth.slides():
+                truth.apply_pass()
+            else:
+                cell, _d, dst = rng.choice(truth.slides())
+                truth.slide(cell, dst, truth.sheep[cell] // 2)
+        assert strategy.belief is not None
+        if seed == 2:
+            choices = [t.choice for s in strategy.belief.seats.values() for t in s.trees]
+            assert doubted > 0 and any(c < 1.0 for c in choices)
+
+
 def test_hidden_splits_in_the_tree_come_from_the_split_sampler_when_asked() -> None:
     """``hidden_split="belief"``: every slide another seat makes in the tree takes its
     split from the sampler (once per traversal, for that seat and its stack's count in
