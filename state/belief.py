@@ -415,7 +415,9 @@ class SeatBelief:
     tree of its own, and the ``hypotheses`` most likely trees are kept. With one (the
     main strategy's default, ``belief_hypotheses``), the stack of the highest mean count
     is taken as the source. More trees know half-splitting seats better and did not
-    play measurably better (README, issue 17, "Which stack moved").
+    play measurably better (README, issue 17, "Which stack moved"). A model of the
+    seat's choice of stack (``move``'s ``odds``) orders the candidates instead and
+    weighs each tree by the choices it made (``SplitTree.choice``).
     """
 
     def __init__(
@@ -534,8 +536,8 @@ class SeatBelief:
 
 
 def _likelihood(tree: SplitTree) -> float:
-    """A tree's evidence to nine significant digits: trees that explain a seat's moves
-    equally well tie, whatever the rounding of their sums."""
+    """A tree's weight (``SplitTree.weight``) to nine significant digits: trees that
+    explain a seat's moves equally well tie, whatever the rounding of their sums."""
     return float(f"{tree.weight():.9g}")
 
 

@@ -214,11 +214,13 @@ class HybridParams(StrategyParams, MctsParams):
 
 
 SOURCE_TEMPER = 0.75
-"""``_source_odds``: the power of the visits (offline, 0.75 scored the true sources as
+"""``source_odds``: the power of the visits (offline, 0.75 scored the true sources as
 well as the raw visits and is less sure where one candidate takes nearly all)."""
 
 SOURCE_TIME = 0.1
-"""``_source_odds``: seconds at most per search, whatever ``source_search`` asks."""
+"""``source_odds``: seconds at most per search, whatever ``source_search`` asks. The
+searches run in ``observe``, on the client's event loop before the turn's search, and
+count against the turn's clock (three moves in doubt at most per turn)."""
 
 
 def source_odds(
