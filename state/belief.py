@@ -469,9 +469,10 @@ class SeatBelief:
             raise ValueError(f"no known stack can be the source of the move onto cell {dst}")
         share: dict[int, float] = {}
         if odds is not None and len(candidates) > 1:
-            norm = sum(max(0.0, odds.get(c, 0.0)) for c in candidates)
+            told = {c: max(0.0, odds.get(c, 0.0)) for c in candidates}
+            norm = sum(told.values())
             if norm > 0.0:
-                share = {c: max(0.0, odds.get(c, 0.0)) / norm for c in candidates}
+                share = {c: v / norm for c, v in told.items()}
         grown: list[tuple[SplitTree, int]] = []
         for tree in self.trees:
             ranked = candidates
@@ -530,15 +531,19 @@ class SeatBelief:
     def ranked(self) -> list[tuple[float, SplitTree]]:
         """The trees with their posterior weights, the most likely first (ties in the
         order of ``best``)."""
-        pairs = list(zip(self.weights(), self.trees, strict=True))
-        order = sorted(range(len(pairs)), key=lambda i: -_likelihood(pairs[i][1]))
-        return [pairs[i] for i in order]
+        pairs = zip(self.weights(), self.trees, strict=True)
+        return sorted(pairs, key=lambda pair: -_likelihood(pair[1]))
 
 
 def _likelihood(tree: SplitTree) -> float:
     """A tree's weight (``SplitTree.weight``) to nine significant digits: trees that
     explain a seat's moves equally well tie, whatever the rounding of their sums."""
-    return float(f"{tree.weight():.9g}")
+    return _nine_digits(tree.weight())
+
+
+def _nine_digits(x: float) -> float:
+    """``x`` to nine significant digits, so that equal sums in another order compare equal."""
+    return float(f"{x:.9g}")
 
 
 class Belief:
@@ -649,7 +654,7 @@ class Belief:
             weight = math.prod(w for w, _ in combo)
             joint.append((weight, [tree for _, tree in combo]))
         # Stable: of equally likely explanations, the one of the seats' likeliest trees.
-        joint.sort(key=lambda pair: -float(f"{pair[0]:.9g}"))
+        joint.sort(key=lambda pair: -_nine_digits(pair[0]))
         tree_means = {id(t): t.means() for trees in per_seat for _, t in trees}
         worlds: dict[tuple[tuple[int, int], ...], float] = {}
         for weight, trees in joint[:limit]:
