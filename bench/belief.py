@@ -32,7 +32,7 @@ from state.geometry import Geometry
 from state.observe import Action, ingest, state_from_observation
 from state.settings import PLAYERS, get_setting
 from strategies.base import ConfigError
-from strategies.hybrid import HybridParams, source_odds, split_prior
+from strategies.hybrid import HybridParams, source_odds, split_prior, split_shares
 from strategies.registry import make_strategy, parse_seat
 
 NAMED_PRIORS = ("half", "three", "leaning", "mixed", "adaptive")
@@ -103,11 +103,12 @@ def observed_splits(record: Plays) -> list[tuple[int, int]]:
 
 
 def _views(
-    record: Plays, viewer: int, belief: Belief, source: HybridParams | None = None
+    record: Plays, viewer: int, belief: Belief, model: HybridParams | None = None
 ) -> Iterator[tuple[GameState, GameState]]:
     """``viewer``'s state after each board it was sent past placement, ingested into
-    ``belief``, with the truth at that moment. ``source``: the main strategy's
-    parameters, to weigh the sources of moves in doubt as it does (``source_odds``)."""
+    ``belief``, with the truth at that moment. ``model``: the main strategy's
+    parameters, to weigh the sources of moves in doubt (``source_odds``) and the split
+    sizes (``split_shares``) as it does, where they ask for it."""
     rng = random.Random(viewer)
     setting = get_setting(3)
     truth = GameState(setting, record.geometry)
@@ -122,8 +123,12 @@ def _views(
                 )
             else:
                 report = ingest(mine, board, sheep, viewer)
-                odds = source_odds(belief, report, source, rng) if source else None
-                belief.update(report.actions, mine, odds)
+                odds = shares = None
+                if model is not None and model.source_search:
+                    odds = source_odds(belief, report, model, rng)
+                if model is not None and model.split_search:
+                    shares = split_shares(belief, report, model, rng)
+                belief.update(report.actions, mine, odds, shares)
             if not mine.placing:
                 yield mine, truth
         _replay_play(truth, kind, cell, split, direction)
@@ -158,15 +163,19 @@ def mean_world_errors(
     prior: SplitPrior | SplitMixture,
     hypotheses: int,
     source_search: int = 0,
+    split_search: int = 0,
 ) -> tuple[float, int, int]:
     """Over ``viewer``'s observations, the world the main strategy searches in game 3
     (``Belief.mean_world``): summed |count - truth|, counts exactly right, stacks.
     ``source_search``: the sources of moves in doubt weighed as the main strategy does
-    with that parameter (0: the highest mean)."""
+    with that parameter (0: the highest mean). ``split_search``: the split sizes judged
+    as it does with that one (``prior`` should then be ``split_prior(..., valued=True)``)."""
     belief = Belief(get_setting(3), viewer, prior=prior, hypotheses=hypotheses)
-    source = HybridParams(source_search=source_search) if source_search else None
+    model = None
+    if source_search or split_search:
+        model = HybridParams(source_search=source_search, split_search=split_search)
     err, exact, n = 0.0, 0, 0
-    for mine, truth in _views(record, viewer, belief, source):
+    for mine, truth in _views(record, viewer, belief, model):
         world = belief.mean_world(mine)
         for p in PLAYERS:
             for c in mine.stacks[p] if p != viewer else ():
@@ -184,6 +193,7 @@ def bench_belief(
     replays: Path | None = None,
     hypotheses: int = 8,
     source_search: int = 2000,
+    split_search: int = 100,
 ) -> dict[str, float]:
     if replays is not None:
         records = [record_of_replay(p) for p in sorted(replays.glob("*.msgpack"))]
@@ -200,19 +210,24 @@ def bench_belief(
         "uniform": SplitPrior.uniform(16),
     }
     priors.update((kind, split_prior(kind, 16)) for kind in NAMED_PRIORS)
+    valued = split_prior("adaptive", 16, valued=True)
     # Per prior: summed belief error, summed reference-guess error, stacks.
     totals = {key: [0.0, 0.0, 0] for key in priors}
     # The mean world of the main strategy's prior, with one hypothesis and with more,
-    # and with one and the sources weighed by a search (source_search).
-    worlds: dict[tuple[int, int], list[float]] = {
-        (h, search): [0.0, 0.0, 0.0]
-        for h, search in sorted({(1, 0), (hypotheses, 0), (1, source_search)})
+    # with one and the sources weighed by a search (source_search), and with one and
+    # the split sizes judged by playouts (split_search).
+    worlds: dict[tuple[int, int, int], list[float]] = {
+        key: [0.0, 0.0, 0.0]
+        for key in sorted(
+            {(1, 0, 0), (hypotheses, 0, 0), (1, source_search, 0), (1, 0, split_search)}
+        )
     }
     observations = 0
     for record in tests:
         for viewer in PLAYERS:
-            for (h, search), acc in worlds.items():
-                found = mean_world_errors(record, viewer, priors["adaptive"], h, search)
+            for (h, search, judge), acc in worlds.items():
+                prior = valued if judge else priors["adaptive"]
+                found = mean_world_errors(record, viewer, prior, h, search, judge)
                 for i, v in enumerate(found):
                     acc[i] += v
             for key, prior in priors.items():
@@ -238,12 +253,13 @@ def bench_belief(
     }
     for kind in NAMED_PRIORS:
         figures[f"mae_belief_{kind}"] = totals[kind][0] / stacks
-    for (h, search), (world_err, world_exact, world_stacks) in worlds.items():
-        suffix = "_source" if search else "" if h == 1 else "_hypotheses"
+    for (h, search, judge), (world_err, world_exact, world_stacks) in worlds.items():
+        suffix = "_source" if search else "_split" if judge else "" if h == 1 else "_hypotheses"
         figures[f"mean_world_mae{suffix}"] = world_err / max(1.0, world_stacks)
         figures[f"mean_world_exact{suffix}"] = world_exact / max(1.0, world_stacks)
     figures["hypotheses"] = float(hypotheses)
     figures["source_search"] = float(source_search)
+    figures["split_search"] = float(split_search)
     return figures
 
 
@@ -279,6 +295,13 @@ def register_bench(sub: Any) -> None:
         help="the mean world (one explanation) is also measured with the sources of moves "
         "in doubt weighed by a search of this many iterations (source_search; 0: not)",
     )
+    p.add_argument(
+        "--split-search",
+        type=int,
+        default=100,
+        help="the mean world (one explanation) is also measured with the split sizes of "
+        "the moves judged by this many playouts of each (split_search; 0: not)",
+    )
     p.set_defaults(func=run)
 
 
@@ -292,6 +315,8 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--hypotheses must be 1 or more, not {args.hypotheses}")
         if args.source_search < 0:
             raise ValueError(f"--source-search must be 0 or more, not {args.source_search}")
+        if args.split_search < 0:
+            raise ValueError(f"--split-search must be 0 or more, not {args.split_search}")
         figures = bench_belief(
             args.games,
             seats,
@@ -300,6 +325,7 @@ def run(args: argparse.Namespace) -> int:
             args.replays,
             args.hypotheses,
             args.source_search,
+            args.split_search,
         )
     except ValueError as exc:  # a replay of another setting, too few replays
         raise ConfigError(str(exc)) from None

@@ -149,6 +149,26 @@ def _three_sizes(
     return table
 
 
+Shares = tuple[float, float, float]
+"""How likely a model of the mover makes the split sizes (1, half, all but one) of
+one move, each share of their sum (``SplitTree.move``'s ``shares``)."""
+
+
+class ValuedSplits(SplitPrior):
+    """Splits of 1, half or all but one sheep, as players that choose their move by its
+    value make them, with each move's shares given by a judge of those three moves' worth
+    to the mover (the main strategy's ``split_search``: playouts of each size from the
+    position before the move). ``spread`` of the mass goes to every size alike. A move
+    without shares takes ``base``'s table (the model this one refines)."""
+
+    def __init__(self, base: SplitPrior, spread: float = 0.05) -> None:
+        super().__init__(base.table)
+        self.spread = spread
+
+    def for_shares(self, shares: Shares) -> list[list[float]]:
+        return _three_sizes(shares, self.max_count, self.spread)
+
+
 @dataclass(frozen=True)
 class SplitMixture:
     """Split models a seat may follow: (name, prior weight, model) each."""
@@ -173,6 +193,10 @@ def as_mixture(prior: SplitPrior | SplitMixture) -> SplitMixture:
 class _Node:
     cell: int
     lean: int = 0  # the split_lean of the move that made this stack
+    # The shares of the sizes (1, half, all but one) of the move that made this stack,
+    # as a judge of their worth gave them (``ValuedSplits``), and their table.
+    shares: Shares | None = None
+    valued: list[list[float]] | None = None
     parent: int = -1  # the node of the stack it was split off (-1: the placement)
     # In time order: a child node index (a split that made that stack) or -1
     # (the evidence that this stack then held exactly one sheep).
@@ -196,6 +220,14 @@ class SplitTree:
             {lean: model.for_lean(lean) for lean in LEANS}
             for _, _, model in self.mixture.components
         ]
+        # Per model, the model itself if it reads a move's shares (``ValuedSplits``; one
+        # at most, as each node keeps one table of its shares).
+        self.valued = [
+            model if isinstance(model, ValuedSplits) else None
+            for _, _, model in self.mixture.components
+        ]
+        if sum(model is not None for model in self.valued) > 1:
+            raise ValueError("a split mixture may hold one valued split model, not more")
         # Each model's split sizes 1..n-1 off a stack of n as cumulative weights, for
         # ``draw_split`` (called on every other seat's slide in game 3's tree).
         self._cumulative = [
@@ -223,13 +255,18 @@ class SplitTree:
         self._solved = False
         return index
 
-    def move(self, src: int, dst: int, board: GameState | None = None) -> None:
+    def move(
+        self, src: int, dst: int, board: GameState | None = None, shares: Shares | None = None
+    ) -> None:
         """Record a move from the stack on ``src`` onto ``dst``. ``board``: where the move
-        was seen, for its ``split_lean`` (0 without it)."""
+        was seen, for its ``split_lean`` (0 without it). ``shares``: the sizes (1, half,
+        all but one) as a judge of their worth to the mover weighs them, for the models
+        that read them (``ValuedSplits``)."""
         parent = self.node_of[src]
         child = self._add_node(dst, parent)
         if board is not None:
             self.nodes[child].lean = split_lean(board, src, dst)
+        self.nodes[child].shares = shares
         self.nodes[parent].events.append(child)
         self._dirty.add(parent)
 
@@ -260,7 +297,7 @@ class SplitTree:
             else:
                 child = self.nodes[event]
                 child_e = child.f[k][0]
-                table = tables[child.lean]
+                table = self._table(k, child) if child.shares else tables[child.lean]
                 cur = [0.0] * (total + 1)
                 for r in range(2, total + 1):
                     row = table[r]
@@ -269,6 +306,16 @@ class SplitTree:
             nxt = cur
         f.reverse()
         return f
+
+    def _table(self, k: int, node: _Node) -> list[list[float]]:
+        """Model ``k``'s split table for the move that made ``node``: by its shares for a
+        model that reads them, else by its lean."""
+        model = self.valued[k]
+        if model is None or node.shares is None:
+            return self.lean_tables[k][node.lean]
+        if node.valued is None:
+            node.valued = model.for_shares(node.shares)
+        return node.valued
 
     def _solve(self) -> None:
         """Bring ``f`` up to date: the nodes that changed since the last solve and their
@@ -341,7 +388,7 @@ class SplitTree:
         split ``j`` (an event that made a child stack) off ``r`` sheep: the prior of
         the size times the evidence below the child and after the split."""
         child = self.nodes[node.events[j]]
-        row = self.lean_tables[k][child.lean][r]
+        row = self._table(k, child)[r]
         child_e = child.f[k][0]
         after = node.f[k][j + 1]
         return [row[m] * child_e[m] * after[r - m] for m in range(1, r)]
@@ -458,12 +505,15 @@ class SeatBelief:
         dst: int,
         board: GameState | None = None,
         odds: Mapping[int, float] | None = None,
+        shares: Mapping[int, Shares] | None = None,
     ) -> int:
         """Record a move onto ``dst`` from one of ``sources``; returns the source in the
         most likely tree. ``board``: where the move was seen (``SplitTree.move``).
         ``odds``: how likely a model of the seat's choices makes each source (any
         scale); the sources are then taken in its order (of equal odds, the highest
-        mean first) and each tree's ``choice`` takes the source's share of them."""
+        mean first) and each tree's ``choice`` takes the source's share of them.
+        ``shares``: by source, the split sizes' shares for the move from there
+        (``SplitTree.move``)."""
         candidates = [c for c in sources if c in self.node_of]
         if not candidates:
             raise ValueError(f"no known stack can be the source of the move onto cell {dst}")
@@ -482,7 +532,7 @@ class SeatBelief:
             chosen = ranked[: self.hypotheses]
             for k, src in enumerate(chosen):
                 twin = tree if k == len(chosen) - 1 else tree.fork()
-                twin.move(src, dst, board)
+                twin.move(src, dst, board, shares.get(src) if shares else None)
                 if share:
                     twin.choice *= share[src]
                 grown.append((twin, src))
@@ -571,13 +621,15 @@ class Belief:
         actions: Iterable[Action],
         board: GameState | None = None,
         odds: Callable[[int, Action], Mapping[int, float] | None] | None = None,
+        shares: Callable[[int, Action], Mapping[int, Shares] | None] | None = None,
     ) -> None:
         """Take the actions of an ingest report; ``board``: the state they were seen on
         (the moves' ``split_lean``, for split models that lean). ``odds(i, action)``:
         for a move of more than one candidate source, called before it is recorded
         (the belief then as it was before that move), each source's odds by a model of
         the seat's choices, or None (``SeatBelief.move``); ``i`` its index in
-        ``actions``."""
+        ``actions``. ``shares(i, action)``: for every move, called after ``odds``, by
+        candidate source the shares of its split sizes, or None (``SplitTree.move``)."""
         for i, action in enumerate(actions):
             seat = self.seats.get(action.seat)
             if seat is None:
@@ -587,7 +639,8 @@ class Belief:
             elif action.kind == "move":
                 sources = action.cells or (action.cell,)
                 told = odds(i, action) if odds is not None and len(sources) > 1 else None
-                seat.move(sources, action.dst, board, told)
+                judged = shares(i, action) if shares is not None else None
+                seat.move(sources, action.dst, board, told, judged)
             else:
                 seat.holds_one(action.cells)
 

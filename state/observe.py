@@ -44,9 +44,10 @@ class Action(NamedTuple):
 class IngestReport:
     actions: list[Action] = field(default_factory=list)
     new_cells: list[int] = field(default_factory=list)
-    # The position before each move whose source the board leaves in doubt (more than
-    # one candidate, the counts hidden), by the move's index in ``actions``: the mover
-    # to move, for a model of which stack it chose (``Belief.update``'s ``odds``).
+    # The position before each move off a stack of hidden count, by the move's index in
+    # ``actions``: the mover to move, for models of which stack it chose where the board
+    # leaves that in doubt and of how many sheep it moved (``Belief.update``'s ``odds``
+    # and ``shares``).
     positions: dict[int, GameState] = field(default_factory=dict)
     resynced: bool = False
     reason: str = ""
@@ -263,7 +264,7 @@ def _replay(
             if found is None:
                 raise _Unexplained(f"no slide of seat {p} explains its new cell")
             src, dst, split, sources = found
-            if len(sources) > 1 and state.sheep[src] == UNKNOWN:
+            if state.sheep[src] == UNKNOWN:
                 report.positions[len(report.actions)] = state.copy()
             state.slide(src, dst, split)
             mine.remove(dst)

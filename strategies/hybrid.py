@@ -31,6 +31,7 @@ the paranoid search proves the result.
 from __future__ import annotations
 
 import logging
+import math
 import random
 import time
 from collections.abc import Callable
@@ -38,14 +39,22 @@ from typing import Literal
 
 from pydantic import Field
 
-from state.belief import Belief, LeaningSplits, SplitMixture, SplitPrior, world_sampler
+from state.belief import (
+    Belief,
+    LeaningSplits,
+    Shares,
+    SplitMixture,
+    SplitPrior,
+    ValuedSplits,
+    world_sampler,
+)
 from state.game import GameState, Move
 from state.observe import Action, IngestReport
 from state.settings import GameSetting
 from strategies.alphabeta import AlphaBeta
 from strategies.base import Budget, Strategy, StrategyParams
-from strategies.common import EvalWeights, area_split, determinize, slide_key
-from strategies.kernel import PlayoutPolicy, warm_up
+from strategies.common import EvalWeights, area_split, determinize, score_rewards, slide_key
+from strategies.kernel import PlayoutPolicy, ready_kernel, warm_up
 from strategies.mcts import Mcts, MctsParams, in_turn
 from strategies.mcts_tree import softmax
 from strategies.opponents import OpponentModel
@@ -79,7 +88,7 @@ LEANING_MARGINAL = (0.21, 0.44, 0.35)
 """The same moves' shares whatever the lean (the tree's draws: it reads no lean)."""
 
 
-def split_prior(kind: str, max_count: int) -> SplitPrior | SplitMixture:
+def split_prior(kind: str, max_count: int, valued: bool = False) -> SplitPrior | SplitMixture:
     """The prior over other seats' split sizes (game 3).
 
     ``half``: fitted to players that split in half (the course's reference agent and
@@ -89,14 +98,21 @@ def split_prior(kind: str, max_count: int) -> SplitPrior | SplitMixture:
     value-choosing players give them by where the room is (``LEANING_SHARES``);
     ``uniform``: no knowledge; ``adaptive``: each seat weighs the models of
     ``ADAPTIVE_SPLITS`` by what it was seen to do (``state.belief.SplitMixture``).
+    ``valued``: the ``three`` model (alone or in ``adaptive``) takes each move's shares
+    of the three sizes where it is given them (``state.belief.ValuedSplits``, the main
+    strategy's ``split_search``).
     """
     if kind == "adaptive":
-        models = tuple((name, w, _split_model(name, max_count)) for name, w in ADAPTIVE_SPLITS)
+        models = tuple(
+            (name, w, _split_model(name, max_count, valued)) for name, w in ADAPTIVE_SPLITS
+        )
         return SplitMixture(models)
-    return _split_model(kind, max_count)
+    return _split_model(kind, max_count, valued)
 
 
-def _split_model(kind: str, max_count: int) -> SplitPrior:
+def _split_model(kind: str, max_count: int, valued: bool = False) -> SplitPrior:
+    if kind == "three" and valued:
+        return ValuedSplits(_split_model(kind, max_count))
     if kind == "uniform":
         return SplitPrior.uniform(max_count)
     if kind == "leaning":
@@ -189,6 +205,14 @@ class HybridParams(StrategyParams, MctsParams):
         "mean world before its move, whose visits weigh which of its stacks moved where "
         "the board leaves it in doubt (0: not modelled, the stack of the highest mean)",
     )
+    split_search: int = Field(
+        0,
+        ge=0,
+        le=10_000,
+        description="game 3: random playouts of each split size (1, half, all but one) of "
+        "another seat's move, in the belief's mean world before it, whose mean rewards to "
+        "the mover weigh the size it chose, for seats that split by value (0: not judged)",
+    )
     likely_worlds: int = Field(
         1,
         ge=1,
@@ -250,6 +274,63 @@ def source_odds(
     return odds
 
 
+SPLIT_SHARPNESS = 25.0
+"""``split_shares``: each size's share is exp(this times its mean reward to the mover),
+normalised (offline, on stop 52's recorded ``flatmc`` games, 20-40 scored the chosen
+sizes best: README, issue 17, stop 57)."""
+
+SPLIT_TIME = 0.03
+"""``split_shares``: seconds at most of playouts per candidate source of a move, whatever
+``split_search`` asks (they run in ``observe``, before the turn's search, on its clock)."""
+
+
+def split_shares(
+    belief: Belief, report: IngestReport, params: HybridParams, rng: random.Random
+) -> Callable[[int, Action], dict[int, Shares] | None]:
+    """``Belief.update``'s shares of the split sizes (1, half, all but one) of another
+    seat's move, by candidate source: in the belief's mean world just before the move
+    (``report.positions``), ``split_search`` uniformly random playouts of each size
+    (dealt in turn, ``SPLIT_TIME`` at most), and each size's mean reward to the mover,
+    sharpened by ``SPLIT_SHARPNESS``. A seat that chooses its split by such a value (as
+    ``flatmc`` does) is told by it; one that always halves is weighed by the belief's
+    other models. Sources of fewer than four sheep in the mean world (no three sizes)
+    get none."""
+    kernel = ready_kernel(None if params.kernel == "auto" else params.kernel)
+    policy = PlayoutPolicy.uniform()
+
+    def shares(index: int, action: Action) -> dict[int, Shares] | None:
+        before = report.positions.get(index)
+        if before is None:
+            return None
+        world = belief.mean_world(before)
+        seat = action.seat
+        out: dict[int, Shares] = {}
+        for src in action.cells or (action.cell,):
+            n = world.sheep[src]
+            if n < 4:
+                continue
+            sizes = (1, n // 2, n - 1)
+            totals = [0.0, 0.0, 0.0]
+            runs = 0
+            stop_at = time.monotonic() + SPLIT_TIME
+            while runs < params.split_search and time.monotonic() < stop_at:
+                for i, m in enumerate(sizes):
+                    world.slide(src, action.dst, m)
+                    scores = kernel.scores(world, policy, rng)
+                    world.undo()
+                    totals[i] += score_rewards(world.setting, scores, params.margin)[seat - 1]
+                runs += 1
+            if runs:
+                means = [t / runs for t in totals]
+                top = max(means)
+                weights = [math.exp(SPLIT_SHARPNESS * (v - top)) for v in means]
+                norm = sum(weights)
+                out[src] = (weights[0] / norm, weights[1] / norm, weights[2] / norm)
+        return out or None
+
+    return shares
+
+
 class HybridStrategy(Strategy):
     name = "hybrid"
     Params = HybridParams
@@ -293,6 +374,7 @@ class HybridStrategy(Strategy):
             self.pool.new_game(self.mcts.params, self.rng.getrandbits(32))
 
     def observe(self, state: GameState, report: IngestReport) -> None:
+        p = self.params
         if not state.setting.hidden_counts:
             if self.opponents is not None:
                 self.opponents.update(state, report.actions)
@@ -300,20 +382,20 @@ class HybridStrategy(Strategy):
         if self.belief is None or report.resynced:
             # After a resync the split history is lost: stacks the new belief never
             # saw made are filled with the reference's guess (see ``_sampler``).
-            prior = split_prior(self.params.split_prior, state.setting.sheep)
+            prior = split_prior(p.split_prior, state.setting.sheep, valued=p.split_search > 0)
             self.belief = Belief(
                 state.setting,
                 self.seat or state.to_move,
                 prior=prior,
-                hypotheses=self.params.belief_hypotheses,
+                hypotheses=p.belief_hypotheses,
             )
             if report.resynced:
                 log.info("belief reset after a resync: %s", report.reason)
                 return
-        p = self.params
         odds = source_odds(self.belief, report, p, self.rng) if p.source_search else None
+        shares = split_shares(self.belief, report, p, self.rng) if p.split_search else None
         try:
-            self.belief.update(report.actions, state, odds)
+            self.belief.update(report.actions, state, odds, shares)
         except ValueError as exc:
             # An action the belief cannot place (its history differs from the
             # state's): start again rather than search a wrong posterior.

@@ -21,6 +21,8 @@ from state.belief import (
     SeatBelief,
     SplitMixture,
     SplitPrior,
+    SplitTree,
+    ValuedSplits,
     apportion,
     guess_counts,
     split_lean,
@@ -492,14 +494,17 @@ def test_the_adaptive_prior_learns_seats_that_split_off_one_sheep() -> None:
 def test_bench_belief_replays_every_view_through_ingest() -> None:
     from bench.belief import bench_belief
 
-    figures = bench_belief(1, ["random"] * 4, move_time=0.01, samples=8, source_search=200)
+    figures = bench_belief(
+        1, ["random"] * 4, move_time=0.01, samples=8, source_search=200, split_search=20
+    )
     assert figures["observations"] > 10 and figures["stack_estimates"] > 50
     assert figures["mae_reference_guess"] > 0
     assert 0 < figures["mae_belief_uniform_prior"] < figures["mae_reference_guess"]
     # The world game 3 searches, with one explanation of the sources and with eight,
-    # and with one and the sources weighed by a search.
+    # with one and the sources weighed by a search, and with one and the splits judged.
     assert figures["hypotheses"] == 8 and figures["source_search"] == 200
-    for suffix in ("", "_hypotheses", "_source"):
+    assert figures["split_search"] == 20
+    for suffix in ("", "_hypotheses", "_source", "_split"):
         assert 0 < figures[f"mean_world_exact{suffix}"] < 1
         assert 0 < figures[f"mean_world_mae{suffix}"] < figures["mae_reference_guess"] * 2
 
@@ -619,6 +624,53 @@ def test_a_leaning_belief_reads_the_room_of_each_move_off_the_board() -> None:
     unread.place(walled)
     unread.move([walled], open_cell)
     assert draws(plain) == draws(unread)
+
+
+def test_valued_splits_follow_each_moves_shares() -> None:
+    """One move of 16 sheep, its sizes (1, 8, 15) judged 0.9 / 0.05 / 0.05 or 0.05 / 0.05
+    / 0.9: the new stack holds what the shares favour; without shares, what the model
+    it refines (three sizes alike) gives. A model that reads no shares ignores them."""
+    base = SplitPrior.fit([(n, m) for n in range(2, 17) for m in {1, n // 2, n - 1}], 16)
+    model = ValuedSplits(base)
+    table = model.for_shares((0.2, 0.5, 0.3))
+    for n in range(2, 17):
+        assert sum(table[n][1:n]) == pytest.approx(1.0)
+        assert min(table[n][1:n]) > 0.0  # the spread rules nothing out
+    assert table[16][8] > table[16][15] > table[16][1] > table[16][2]
+
+    def after_one_move(prior: SplitPrior, shares: tuple[float, float, float] | None) -> float:
+        tree = SplitTree(16, prior, timeout_odds=0.0)
+        tree.place(0)
+        tree.move(0, 1, shares=shares)
+        return tree.means()[1]
+
+    assert after_one_move(model, (0.9, 0.05, 0.05)) < 2.5
+    assert after_one_move(model, (0.05, 0.05, 0.9)) > 13.5
+    assert after_one_move(model, None) == pytest.approx(after_one_move(base, None))
+    assert after_one_move(base, (0.9, 0.05, 0.05)) == pytest.approx(after_one_move(base, None))
+    # A seat's trees keep one table of shares per stack: one valued model a mixture.
+    twice = SplitMixture((("a", 1.0, model), ("b", 1.0, ValuedSplits(base))))
+    with pytest.raises(ValueError, match="one valued"):
+        SplitTree(16, twice, timeout_odds=0.0)
+
+
+def test_the_valued_model_wins_the_seats_that_split_as_judged() -> None:
+    """In a mixture, the seat whose moves followed their shares weighs the valued model
+    above the same three sizes taken alike; told the opposite shares, below."""
+    base = SplitPrior.fit([(n, m) for n in range(2, 17) for m in {1, n // 2, n - 1}], 16)
+    mixture = SplitMixture((("valued", 0.5, ValuedSplits(base)), ("three", 0.5, base)))
+    weights = {}
+    for told in ("right", "wrong"):
+        seat = SeatBelief(16, mixture, timeout_odds=0.0)
+        seat.place(0)
+        # Each move took one sheep off stack 0 and was judged so (or not); each new
+        # stack of one is then seen unable to move (it holds one).
+        for dst in range(1, 6):
+            shares = (0.9, 0.05, 0.05) if told == "right" else (0.05, 0.05, 0.9)
+            seat.move([0], dst, shares={0: shares})
+            seat.holds_one([dst])
+        weights[told] = seat.model_weights()["valued"]
+    assert weights["right"] > 0.9 > 0.1 > weights["wrong"]
 
 
 def test_the_leaning_prior_learns_seats_that_split_by_the_room() -> None:
