@@ -339,15 +339,15 @@ def test_split_sizes_are_judged_by_playouts_from_the_movers_seat(
         assert strategy.belief is not None
         for p in (1, 3, 4):
             tree = strategy.belief.seats[p].best
-            assert isinstance(
-                dict((n, m) for n, _, m in tree.mixture.components)["three"], ValuedSplits
-            )
+            models = {name: model for name, _, model in tree.mixture.components}
+            assert isinstance(models["three"], ValuedSplits)
             for node in tree.nodes:
-                if node.shares is not None:
-                    assert sum(node.shares) == pytest.approx(1.0) and min(node.shares) > 0
+                shares = node.shares
+                if shares is not None:
+                    assert sum(shares) == pytest.approx(1.0) and min(shares) > 0
                     judged += 1
-                    told.append(node.shares[chosen[node.cell]])
-                    hits += max(range(3), key=lambda i: node.shares[i]) == chosen[node.cell]
+                    told.append(shares[chosen[node.cell]])
+                    hits += max(range(3), key=lambda i: shares[i]) == chosen[node.cell]
     # Shares that knew nothing would give the chosen size a third on average (here
     # 0.44 over 65 moves, the most often chosen size 42% of them, the favoured one 48%).
     assert judged > 40 and statistics.fmean(told) > 0.4 and hits > judged / 3
