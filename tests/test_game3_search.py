@@ -231,52 +231,70 @@ def test_likely_worlds_are_searched_where_the_sources_are_in_doubt() -> None:
     assert searched.get(1, 0) > 0 and sum(n for k, n in searched.items() if k > 1) > 0
 
 
+def watch_random_game(
+    seed: int,
+    strategy: HybridStrategy,
+    split: Callable[[GameState, int, int], int],
+    on_report: Callable[[GameState, IngestReport], None] | None = None,
+) -> None:
+    """A random game 3 (slides uniformly random, each split ``split(truth, cell, dst)``)
+    that seat 2's ``strategy`` watches: each board it is sent is ingested into its view
+    and observed; ``on_report(view, report)`` is called before each observation."""
+    rng = random.Random(seed)
+    truth = GameState(SETTING, random_geometry(SETTING, seed))
+    strategy.new_game(SETTING, 2)
+    view: GameState | None = None
+    while not truth.is_terminal():
+        if truth.to_move == 2 and (truth.placing or truth.has_moves(2)):
+            board, sheep = truth.wire_map(), truth.wire_sheep()
+            if view is None:
+                view = state_from_observation(SETTING, board, None, 2, to_move=2)
+                report = placement_report(view)
+            else:
+                report = ingest(view, board, sheep, 2)
+            if on_report is not None:
+                on_report(view, report)
+            strategy.observe(view, report)
+        if truth.placing:
+            truth.place(rng.choice(truth.initial_positions()))
+        elif not truth.slides():
+            truth.apply_pass()
+        else:
+            cell, _d, dst = rng.choice(truth.slides())
+            truth.slide(cell, dst, split(truth, cell, dst))
+
+
 @pytest.mark.skipif(not fast_available(), reason="numba is not installed")
 def test_the_source_of_a_move_in_doubt_is_weighed_by_a_search_from_the_movers_seat() -> None:
     """``source_search``: in random games of half splits seen by seat 2, ingest keeps
     the position before each move of another seat (the mover to move, the new cell
     still free, every other seat's count hidden), some of them moves whose source is in
-    doubt, and the main strategy's belief
-    takes odds for it from a search there: its trees' ``choice`` is no longer 1, and its
-    mean world still gives each seat its total on stacks of one sheep at least."""
+    doubt, and the main strategy's belief takes odds for those from a search there: its
+    trees' ``choice`` is no longer 1, and its mean world still gives each seat its
+    total on stacks of one sheep at least."""
     wait_warm(None)
     doubted = 0
     for seed in range(3):
-        rng = random.Random(seed)
-        truth = GameState(SETTING, random_geometry(SETTING, seed))
         strategy = HybridStrategy({"seed": 1, "source_search": 200, "belief_hypotheses": 2})
-        strategy.new_game(SETTING, 2)
-        view: GameState | None = None
-        while not truth.is_terminal():
-            if truth.to_move == 2 and (truth.placing or truth.has_moves(2)):
-                board, sheep = truth.wire_map(), truth.wire_sheep()
-                if view is None:
-                    view = state_from_observation(SETTING, board, None, 2, to_move=2)
-                    report = placement_report(view)
-                else:
-                    report = ingest(view, board, sheep, 2)
-                for index, before in report.positions.items():
-                    action = report.actions[index]
-                    assert action.kind == "move"
-                    doubted += len(action.cells) > 1
-                    assert before.to_move == action.seat and before.owner[action.dst] == 0
-                    assert all(
-                        before.sheep[c] == UNKNOWN for p in (1, 3, 4) for c in before.stacks[p]
-                    )
-                strategy.observe(view, report)
-                assert strategy.belief is not None
+
+        def check(
+            view: GameState, report: IngestReport, strategy: HybridStrategy = strategy
+        ) -> None:
+            nonlocal doubted
+            for index, before in report.positions.items():
+                action = report.actions[index]
+                assert action.kind == "move"
+                doubted += len(action.cells) > 1
+                assert before.to_move == action.seat and before.owner[action.dst] == 0
+                assert all(before.sheep[c] == UNKNOWN for p in (1, 3, 4) for c in before.stacks[p])
+            if strategy.belief is not None:  # the belief before this report, as it was
                 world = strategy.belief.mean_world(view)
                 for p in (1, 3, 4):
                     if view.stacks[p]:
                         counts = [world.sheep[c] for c in view.stacks[p]]
                         assert sum(counts) == 16 and min(counts) >= 1
-            if truth.placing:
-                truth.place(rng.choice(truth.initial_positions()))
-            elif not truth.slides():
-                truth.apply_pass()
-            else:
-                cell, _d, dst = rng.choice(truth.slides())
-                truth.slide(cell, dst, truth.sheep[cell] // 2)
+
+        watch_random_game(seed, strategy, lambda truth, cell, _: truth.sheep[cell] // 2, check)
         assert strategy.belief is not None
         if seed == 2:
             choices = [t.choice for s in strategy.belief.seats.values() for t in s.trees]
@@ -299,43 +317,28 @@ def test_split_sizes_are_judged_by_playouts_from_the_movers_seat(
 
     wait_warm(None)
     monkeypatch.setattr(hybrid, "SPLIT_TIME", 60.0)  # the playouts asked, not the clock's
-    kernel, policy = ready_kernel(), PlayoutPolicy.uniform()
+    kernel, policy, rng = ready_kernel(), PlayoutPolicy.uniform(), random.Random(7)
     hits = judged = 0
     told: list[float] = []  # the share each judged move gave the size chosen
     for seed in range(6):
-        rng = random.Random(seed)
-        truth = GameState(SETTING, random_geometry(SETTING, seed))
         strategy = HybridStrategy({"seed": 1, "split_search": 60})
-        strategy.new_game(SETTING, 2)
         chosen: dict[int, int] = {}  # new cell -> 0, 1, 2: the size (1, half, n - 1) taken
-        view: GameState | None = None
-        while not truth.is_terminal():
-            if truth.to_move == 2 and (truth.placing or truth.has_moves(2)):
-                board, sheep = truth.wire_map(), truth.wire_sheep()
-                if view is None:
-                    view = state_from_observation(SETTING, board, None, 2, to_move=2)
-                    report = placement_report(view)
-                else:
-                    report = ingest(view, board, sheep, 2)
-                strategy.observe(view, report)
-            if truth.placing:
-                truth.place(rng.choice(truth.initial_positions()))
-            elif not truth.slides():
-                truth.apply_pass()
-            else:
-                cell, _d, dst = rng.choice(truth.slides())
-                n, mover = truth.sheep[cell], truth.to_move
-                sizes = (1, n // 2, n - 1)
-                value = [0.0, 0.0, 0.0]
-                for i, m in enumerate(sizes):
-                    for _ in range(60 if mover != 2 and n >= 4 else 0):
-                        truth.slide(cell, dst, m)
-                        scores = kernel.scores(truth, policy, rng)
-                        truth.undo()
-                        value[i] += score_rewards(SETTING, scores, 0.05)[mover - 1]
-                best = max(range(3), key=lambda i: value[i])
-                chosen[dst] = best
-                truth.slide(cell, dst, sizes[best])
+
+        def by_value(truth: GameState, cell: int, dst: int, chosen: dict[int, int] = chosen) -> int:
+            n, mover = truth.sheep[cell], truth.to_move
+            sizes = (1, n // 2, n - 1)
+            value = [0.0, 0.0, 0.0]
+            for i, m in enumerate(sizes):
+                for _ in range(60 if mover != 2 and n >= 4 else 0):
+                    truth.slide(cell, dst, m)
+                    scores = kernel.scores(truth, policy, rng)
+                    truth.undo()
+                    value[i] += score_rewards(SETTING, scores, 0.05)[mover - 1]
+            best = max(range(3), key=lambda i: value[i])
+            chosen[dst] = best
+            return sizes[best]
+
+        watch_random_game(seed, strategy, by_value)
         assert strategy.belief is not None
         for p in (1, 3, 4):
             tree = strategy.belief.seats[p].best
@@ -348,8 +351,7 @@ def test_split_sizes_are_judged_by_playouts_from_the_movers_seat(
                     judged += 1
                     told.append(shares[chosen[node.cell]])
                     hits += max(range(3), key=lambda i: shares[i]) == chosen[node.cell]
-    # Shares that knew nothing would give the chosen size a third on average (here
-    # 0.44 over 65 moves, the most often chosen size 42% of them, the favoured one 48%).
+    # Shares that knew nothing would give the chosen size a third on average.
     assert judged > 40 and statistics.fmean(told) > 0.4 and hits > judged / 3
 
 
