@@ -288,7 +288,7 @@ class SplitTree:
 
     def _node_f(self, node: _Node, k: int) -> list[list[float]]:
         """``node``'s ``f`` under split model ``k`` (its children's already solved)."""
-        total, odds, tables = self.total, self.timeout_odds, self.lean_tables[k]
+        total, odds = self.total, self.timeout_odds
         nxt = [1.0 if r >= 1 else 0.0 for r in range(total + 1)]
         f = [nxt]
         for event in reversed(node.events):
@@ -297,7 +297,7 @@ class SplitTree:
             else:
                 child = self.nodes[event]
                 child_e = child.f[k][0]
-                table = self._table(k, child) if child.shares else tables[child.lean]
+                table = self._table(k, child)
                 cur = [0.0] * (total + 1)
                 for r in range(2, total + 1):
                     row = table[r]

@@ -31,7 +31,6 @@ the paranoid search proves the result.
 from __future__ import annotations
 
 import logging
-import math
 import random
 import time
 from collections.abc import Callable
@@ -321,11 +320,8 @@ def split_shares(
                     totals[i] += score_rewards(world.setting, scores, params.margin)[seat - 1]
                 runs += 1
             if runs:
-                means = [t / runs for t in totals]
-                top = max(means)
-                weights = [math.exp(SPLIT_SHARPNESS * (v - top)) for v in means]
-                norm = sum(weights)
-                out[src] = (weights[0] / norm, weights[1] / norm, weights[2] / norm)
+                one, half, most = softmax([t / runs for t in totals], 1.0 / SPLIT_SHARPNESS)
+                out[src] = (one, half, most)
         return out or None
 
     return shares
