@@ -29,7 +29,10 @@ Game = GameResult
 Reference = tuple[dict[int, Game], str]
 ENTRANTS = ["random:seed=1", "random:seed=2"]
 GAMES = 6  # one round: the six arrangements of two seats each
-COMMON = ["--games", str(GAMES), "--seed", "40", "--time-limit", "0.5"]
+# Far above what a random player needs: a move late only because the machine is loaded
+# would lose a turn and change a game, and the runs below must agree game for game.
+TIME_LIMIT = 5.0
+COMMON = ["--games", str(GAMES), "--seed", "40", "--time-limit", f"{TIME_LIMIT:g}"]
 
 
 def tournament(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -157,9 +160,9 @@ def test_api_run_without_results_file_matches_jobs(reference: Reference) -> None
     """The library path (as tune uses it) with one worker process gives the same games."""
     import tempfile
 
-    entrants = parse_entrants(ENTRANTS, 0.5)
+    entrants = parse_entrants(ENTRANTS, TIME_LIMIT)
     with tempfile.TemporaryDirectory() as logs:
-        schedule = Schedule(tuple(entrants), 1, 40, 0.5, log_dir=logs)
+        schedule = Schedule(tuple(entrants), 1, 40, TIME_LIMIT, log_dir=logs)
         runner = LocalRunner(1)
         try:
             result = Tournament(schedule, 2).run(runner)
