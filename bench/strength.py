@@ -14,6 +14,13 @@ tournament results file: a header, then one line per game) as they end; ``--resu
 plays only the games not there yet and reports over all of them, so a long run that
 was stopped loses only the games under way, and a finished one can be reported again
 without playing.
+
+With ``--baseline DIR`` (the ``--results`` folder of an earlier run of the same field,
+game and boards) each field's games are paired by game with that run's: the same board
+and seat, another strategy, parameter set or clock. The difference of the points per
+game is reported with its 95% interval (``paired_*``). Pairing removes what the board
+and the seat give, which is most of the spread of one game's points, so it resolves a
+smaller difference than two intervals side by side.
 """
 
 from __future__ import annotations
@@ -35,7 +42,7 @@ from strategies.parallel import available_cores, worker_count
 from strategies.params import load_agent_params
 from strategies.registry import DEFAULT_STRATEGY, check_params, parse_params
 from tournament.entrants import Entrant, builtin_entrant, parse_entrant
-from tournament.run import Tournament
+from tournament.run import Tournament, header_of, read_results_file
 from tournament.runner import LocalRunner
 from tournament.schedule import Schedule
 from tournament.stats import mean_interval
@@ -96,6 +103,13 @@ def register_bench(sub: Any) -> None:
         "--resume",
         action="store_true",
         help="play only the games not yet in --results (none left: report them again)",
+    )
+    p.add_argument(
+        "--baseline",
+        metavar="DIR",
+        default=None,
+        help="the --results folder of an earlier run of the same field and boards: report "
+        "the difference of the points per game, paired by game, with its 95%% interval",
     )
     p.set_defaults(func=run)
 
@@ -212,6 +226,70 @@ def measured_strategy(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     return name, params
 
 
+def baseline_games(schedule: Schedule, baseline: Path) -> dict[int, GameResult]:
+    """The games of the run kept in ``baseline`` (a results file of ``bench strength``)
+    by index, checked before anything is played: it must be the same field on the same
+    boards (game, seed, format, the field's entrants but for their clock), else a
+    ``ConfigError`` says what differs."""
+    if not baseline.exists():
+        raise ConfigError(f"--baseline: {baseline} does not exist (no run of this field there)")
+    header, kept = read_results_file(baseline)
+    if header is None:
+        raise ConfigError(f"--baseline: {baseline} has no tournament header")
+    now, then = header_of(schedule)["tournament"], header["tournament"]
+    for key in ("game", "seed", "format"):
+        if now[key] != then.get(key):
+            raise ConfigError(
+                f"--baseline: {baseline} was played with {key} {then.get(key)!r}, "
+                f"this run with {now[key]!r}: not the same boards"
+            )
+    ours, theirs = _field_commands(now["entrants"]), _field_commands(then["entrants"])
+    if ours != theirs:
+        raise ConfigError(
+            f"--baseline: {baseline} was played against another field ({theirs}; this run: {ours})"
+        )
+    return {r.index: r for r in kept}
+
+
+def paired(results: Sequence[GameResult], before: dict[int, GameResult]) -> dict[str, float]:
+    """The measured strategy's points and score per game minus those of the baseline's
+    game of the same index (``baseline_games``), over the games both played, with 95%
+    intervals. A pair whose board seed or seating differs is a ``ConfigError``."""
+    pairs = [(r, before[r.index]) for r in results if r.index in before]
+    for r, b in pairs:
+        if (r.seed, r.seats) != (b.seed, b.seats):
+            raise ConfigError(
+                f"--baseline: its game {r.index} had seed {b.seed} and seats {b.seats}, "
+                f"this run's seed {r.seed} and seats {r.seats}"
+            )
+    out = {"paired_games": float(len(pairs))}
+    if not pairs:
+        return out
+    for key, name in (("points", "points"), ("scores", "score")):
+        diffs = []
+        for r, b in pairs:
+            now, then = getattr(r, key)[measured_seats(r)[0]], getattr(b, key)[measured_seats(b)[0]]
+            diffs.append(float(now) - float(then))
+        interval = mean_interval(diffs)
+        out[f"paired_{name}_diff"] = interval.mean
+        out[f"paired_{name}_ci95_low"] = interval.low
+        out[f"paired_{name}_ci95_high"] = interval.high
+    return out
+
+
+def _field_commands(entrants: Sequence[dict[str, Any]]) -> list[list[str]]:
+    """The field's commands (every entrant but the measured one) without the interpreter
+    and the clock: what must be equal for two runs to be paired."""
+    out = []
+    for entrant in entrants[MEASURED + 1 :]:
+        command = list(entrant["command"][1:])
+        if "--time-limit" in command:
+            at = command.index("--time-limit")
+            del command[at : at + 2]
+        out.append([entrant["name"], *command])
+    return out
+
+
 def results_file(folder: str | None, game: int, label: str) -> Path | None:
     """Where ``--results`` keeps a field's games (None without it); a character of the
     label a file name should not hold (a seat spec's path, say) becomes ``_``."""
@@ -238,11 +316,15 @@ def run(args: argparse.Namespace) -> int:
             )  # fmt: skip
             label = fld.replace(",", "+").replace(":", "_").replace("=", "")
             path = results_file(args.results, args.game, label)
+            base_file = results_file(args.baseline, args.game, label)
+            before = None if base_file is None else baseline_games(schedule, base_file)
             started = time.monotonic()
             outcome = Tournament(schedule, args.games, path, args.resume).run(runner)
             figures = summarize(outcome.results, args.game)
             figures["played"] = float(outcome.played)
             figures["wall_s"] = time.monotonic() - started
+            if before is not None:
+                figures.update(paired(outcome.results, before))
             seen = ", every count revealed to it" if args.reveal else ""
             print(f"# {name} vs {fld}, game {args.game}, {args.time_limit} s per move{seen}")
             print_figures({f"{label}.{k}": v for k, v in figures.items()})

@@ -318,6 +318,63 @@ def test_bench_strength_command_plays_through_the_runner(tmp_path: Path) -> None
     assert figures["random+random+random.illegal_moves"] == "0"
 
 
+def _measured(line: dict[str, Any], key: str) -> float:
+    """The measured strategy's (entrant 0's) figure in a results file's game line."""
+    return float(line[key][line["seats"].index(0)])
+
+
+def test_bench_strength_pairs_a_run_with_a_baseline_game_by_game(tmp_path: Path) -> None:
+    field = ("--field", "random,random,random", "--games", "4", "--time-limit", "0.5")
+
+    def bench(strategy: str, *extra: str) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-m", "battlesheep", "bench", "strength", "--strategy"]
+        argv += [strategy, *field, "--jobs", "1", *extra]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=120)
+
+    base, other = tmp_path / "base", tmp_path / "other"
+    first = bench("greedy", "--seed", "3", "--results", str(base))
+    assert first.returncode == 0, first.stderr
+    second = bench("random", "--seed", "3", "--results", str(other), "--baseline", str(base))
+    assert second.returncode == 0, second.stderr
+    figures = {k.split(".", 1)[1]: float(v) for k, v in _figures(second.stdout).items()}
+    name = "game1-random+random+random.jsonl"
+    games = [
+        {g["index"]: g for g in map(json.loads, (folder / name).read_text().splitlines()[1:])}
+        for folder in (other, base)
+    ]
+    points = [_measured(games[0][i], "points") - _measured(games[1][i], "points") for i in range(4)]
+    scores = [_measured(games[0][i], "scores") - _measured(games[1][i], "scores") for i in range(4)]
+    assert figures["paired_games"] == 4
+    assert figures["paired_points_diff"] == pytest.approx(sum(points) / 4, abs=1e-3)
+    assert figures["paired_score_diff"] == pytest.approx(sum(scores) / 4, abs=1e-3)
+    assert figures["paired_points_ci95_low"] <= figures["paired_points_diff"]
+    assert figures["paired_points_diff"] <= figures["paired_points_ci95_high"]
+
+    # Other boards, or no such run: refused before a game is played.
+    refused = [
+        bench("random", "--seed", "4", "--baseline", str(base)),
+        bench("random", "--seed", "3", "--baseline", str(tmp_path)),
+    ]
+    # A kept run against another field (its header hand-edited): refused too.
+    lines = (base / name).read_text().splitlines()
+    header = json.loads(lines[0])
+    command = header["tournament"]["entrants"][1]["command"]
+    command[command.index("random")] = "greedy"
+    (base / name).write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    refused.append(bench("random", "--seed", "3", "--baseline", str(base)))
+    says = ["with seed 3, this run with 4", f"{tmp_path / name} does not exist", "another field"]
+    for proc, text in zip(refused, says, strict=True):
+        assert proc.returncode == 2 and "--baseline" in proc.stderr and text in proc.stderr
+        assert "points_per_game" not in proc.stdout
+
+    # A kept game whose board differs from this run's game of that index: named.
+    edited = json.loads(lines[1]) | {"seed": 99}
+    (base / name).write_text("\n".join([lines[0], json.dumps(edited), *lines[2:]]) + "\n")
+    again = ("--results", str(other), "--resume", "--baseline", str(base))
+    proc = bench("random", "--seed", "3", *again)
+    assert proc.returncode == 2 and f"game {edited['index']} had seed 99" in proc.stderr
+
+
 def test_bench_strength_refuses_more_searches_than_cores() -> None:
     """Worker processes of the measured agent in games played at once would take time
     from each other's seats: more of them than cores is refused, with the fix."""
