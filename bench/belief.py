@@ -164,13 +164,18 @@ def mean_world_errors(
     hypotheses: int,
     source_search: int = 0,
     split_search: int = 0,
+    movable_choice: bool = False,
 ) -> tuple[float, int, int]:
     """Over ``viewer``'s observations, the world the main strategy searches in game 3
     (``Belief.mean_world``): summed |count - truth|, counts exactly right, stacks.
     ``source_search``: the sources of moves in doubt weighed as the main strategy does
     with that parameter (0: the highest mean). ``split_search``: the split sizes judged
-    as it does with that one (``prior`` should then be ``split_prior(..., valued=True)``)."""
-    belief = Belief(get_setting(3), viewer, prior=prior, hypotheses=hypotheses)
+    as it does with that one (``prior`` should then be ``split_prior(..., valued=True)``).
+    ``movable_choice``: the split models weighed by how likely each move's source was
+    for a seat choosing any of its slides alike (the main strategy's parameter)."""
+    belief = Belief(
+        get_setting(3), viewer, prior=prior, hypotheses=hypotheses, movable_choice=movable_choice
+    )
     model = None
     if source_search or split_search:
         model = HybridParams(source_search=source_search, split_search=split_search)
@@ -214,20 +219,27 @@ def bench_belief(
     # Per prior: summed belief error, summed reference-guess error, stacks.
     totals = {key: [0.0, 0.0, 0] for key in priors}
     # The mean world of the main strategy's prior, with one hypothesis and with more,
-    # with one and the sources weighed by a search (source_search), and with one and
-    # the split sizes judged by playouts (split_search).
-    worlds: dict[tuple[int, int, int], list[float]] = {
+    # with one and the sources weighed by a search (source_search), with one and the
+    # split sizes judged by playouts (split_search), and with one and the split models
+    # weighed by the choice of a movable stack (movable_choice).
+    worlds: dict[tuple[int, int, int, bool], list[float]] = {
         key: [0.0, 0.0, 0.0]
         for key in sorted(
-            {(1, 0, 0), (hypotheses, 0, 0), (1, source_search, 0), (1, 0, split_search)}
+            {
+                (1, 0, 0, False),
+                (hypotheses, 0, 0, False),
+                (1, source_search, 0, False),
+                (1, 0, split_search, False),
+                (1, 0, 0, True),
+            }
         )
     }
     observations = 0
     for record in tests:
         for viewer in PLAYERS:
-            for (h, search, judge), acc in worlds.items():
+            for (h, search, judge, choice), acc in worlds.items():
                 prior = valued if judge else priors["adaptive"]
-                found = mean_world_errors(record, viewer, prior, h, search, judge)
+                found = mean_world_errors(record, viewer, prior, h, search, judge, choice)
                 for i, v in enumerate(found):
                     acc[i] += v
             for key, prior in priors.items():
@@ -253,8 +265,9 @@ def bench_belief(
     }
     for kind in NAMED_PRIORS:
         figures[f"mae_belief_{kind}"] = totals[kind][0] / stacks
-    for (h, search, judge), (world_err, world_exact, world_stacks) in worlds.items():
-        suffix = "_source" if search else "_split" if judge else "" if h == 1 else "_hypotheses"
+    for (h, search, judge, choice), (world_err, world_exact, world_stacks) in worlds.items():
+        suffix = "_source" if search else "_split" if judge else "_choice" if choice else ""
+        suffix = suffix or ("" if h == 1 else "_hypotheses")
         figures[f"mean_world_mae{suffix}"] = world_err / max(1.0, world_stacks)
         figures[f"mean_world_exact{suffix}"] = world_exact / max(1.0, world_stacks)
     figures["hypotheses"] = float(hypotheses)

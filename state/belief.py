@@ -45,7 +45,7 @@ from dataclasses import dataclass, field, replace
 from itertools import accumulate, product
 
 from state.game import UNKNOWN, GameState
-from state.geometry import DIRECTION_KEYS
+from state.geometry import DIRECTION_KEYS, FREE
 from state.observe import Action
 from state.settings import PLAYERS, GameSetting
 
@@ -207,6 +207,12 @@ class _Node:
     f: list[list[list[float]]] = field(default_factory=list)
 
 
+def free_directions(state: GameState, cell: int) -> int:
+    """How many directions a stack on ``cell`` could slide in (its first cell free)."""
+    owner = state.owner
+    return sum(1 for ray in state.geometry.rays[cell] if ray and owner[ray[0]] == FREE)
+
+
 class SplitTree:
     """One explanation of a seat's moves: its split tree (each move's source known) and
     the posterior over its counts. ``SeatBelief`` weighs several of them."""
@@ -242,6 +248,11 @@ class SplitTree:
         # The probability of the sources this tree took, as a model of the seat's
         # choice of stack gave them (``SeatBelief.move``'s ``odds``; 1 without one).
         self.choice = 1.0
+        # Per split model, the probability of the stacks the seat moved from, as a seat
+        # choosing any of its slides alike would have chosen them (``choose``; 1 without
+        # it): a model under which more stacks could have moved makes each choice less
+        # likely.
+        self.mobility = [1.0] * len(self.tables)
         self._solved = False
 
     def place(self, cell: int) -> None:
@@ -277,7 +288,40 @@ class SplitTree:
         twin.nodes = [replace(n, events=list(n.events)) for n in self.nodes]
         twin.node_of = dict(self.node_of)
         twin._dirty = set(self._dirty)
+        twin.mobility = list(self.mobility)
         return twin
+
+    def choose(self, src: int, dst: int, room: Mapping[int, int]) -> None:
+        """After the move from ``src`` onto ``dst`` is recorded: weigh each split model by
+        how likely a seat that picks any of its slides alike would have picked one off
+        ``src``: the mean, over the seat's stacks that could move, of ``src``'s slides
+        over all of theirs. ``room``: each stack's slides (free directions) on the board;
+        a stack other than ``src`` counts where it holds two sheep or more, by its chance
+        under the model given the move (each independently).
+
+        Without it, a model that leaves stacks of one sheep (1, half, all but one) is
+        penalised for every move off a stack that could have held one, and never
+        credited for the stacks that then could not have moved."""
+        others = [
+            (self.node_of[c], n)
+            for c, n in room.items()
+            if c not in (src, dst) and n > 0 and c in self.node_of
+        ]
+        if not others:
+            return
+        mine = max(1, room.get(src, 1))
+        for k in range(len(self.tables)):
+            final = self._final(k)
+            # The slides of the others that could move: their distribution, stack by stack.
+            slides = [1.0]
+            for index, n in others:
+                p = 1.0 - sum(final[index][:2])
+                grown = [q * (1.0 - p) for q in slides] + [0.0] * n
+                for total, q in enumerate(slides):
+                    grown[total + n] += q * p
+                slides = grown
+            self.mobility[k] *= sum(q * mine / (mine + t) for t, q in enumerate(slides))
+        self._solved = False
 
     def holds_one(self, cells: Iterable[int]) -> None:
         for cell in cells:
@@ -333,7 +377,9 @@ class SplitTree:
         # evidence (the prior weights where the evidence rules out every model).
         prior = [w for _, w, _ in self.mixture.components]
         post = (
-            [w * self.nodes[0].f[k][0][total] for k, w in enumerate(prior)] if self.nodes else prior
+            [w * self.nodes[0].f[k][0][total] * self.mobility[k] for k, w in enumerate(prior)]
+            if self.nodes
+            else prior
         )
         # The probability of everything the seat was seen to do, under this tree.
         self.evidence = sum(post) if self.nodes else 1.0
@@ -413,43 +459,52 @@ class SplitTree:
 
     def means(self) -> dict[int, float]:
         """Each stack's expected count under the exact posterior: what ``sample`` draws,
-        averaged without drawing. The same walk down the split tree carries, instead of
-        one count, the distribution of the sheep a stack holds before each event."""
+        averaged without drawing (``_final`` under each model, by its weight)."""
         if not self.nodes:
             return {}
         self.solved()
-        total = self.total
         out = dict.fromkeys(self.node_of, 0.0)
         for k, weight in enumerate(self._posterior):
             if weight <= 0.0:
                 continue
-            before: list[list[float]] = [[] for _ in self.nodes]
-            before[0] = [1.0 if r == total else 0.0 for r in range(total + 1)]
-            for index, node in enumerate(self.nodes):
-                dist = before[index]
-                for j, event in enumerate(node.events):
-                    if event < 0:
-                        continue
-                    made = [0.0] * (total + 1)
-                    left = [0.0] * (total + 1)
-                    for r, p in enumerate(dist):
-                        if p <= 0.0:
-                            continue
-                        weights = self._split_weights(k, node, j, r)
-                        norm = sum(weights)
-                        if norm > 0.0:
-                            for m, w in enumerate(weights, 1):
-                                share = p * w / norm
-                                made[m] += share
-                                left[r - m] += share
-                        else:  # as ``sample``: a legal count where the evidence contradicts
-                            m = max(1, r // 2)
-                            made[m] += p
-                            left[max(0, r - m)] += p
-                    before[event] = made
-                    dist = left
+            for node, dist in zip(self.nodes, self._final(k), strict=True):
                 out[node.cell] += weight * sum(max(1, r) * p for r, p in enumerate(dist))
         return out
+
+    def _final(self, k: int) -> list[list[float]]:
+        """Under split model ``k``, each node's distribution of the sheep its stack holds
+        now, given all the evidence. The walk down the split tree that ``sample`` takes
+        carries, instead of one count, the distribution before each event."""
+        self.solved()
+        total = self.total
+        before: list[list[float]] = [[] for _ in self.nodes]
+        before[0] = [1.0 if r == total else 0.0 for r in range(total + 1)]
+        final: list[list[float]] = [[] for _ in self.nodes]
+        for index, node in enumerate(self.nodes):
+            dist = before[index]
+            for j, event in enumerate(node.events):
+                if event < 0:
+                    continue
+                made = [0.0] * (total + 1)
+                left = [0.0] * (total + 1)
+                for r, p in enumerate(dist):
+                    if p <= 0.0:
+                        continue
+                    weights = self._split_weights(k, node, j, r)
+                    norm = sum(weights)
+                    if norm > 0.0:
+                        for m, w in enumerate(weights, 1):
+                            share = p * w / norm
+                            made[m] += share
+                            left[r - m] += share
+                    else:  # as ``sample``: a legal count where the evidence contradicts
+                        m = max(1, r // 2)
+                        made[m] += p
+                        left[max(0, r - m)] += p
+                before[event] = made
+                dist = left
+            final[index] = dist
+        return final
 
 
 class SeatBelief:
@@ -506,6 +561,7 @@ class SeatBelief:
         board: GameState | None = None,
         odds: Mapping[int, float] | None = None,
         shares: Mapping[int, Shares] | None = None,
+        room: Mapping[int, int] | None = None,
     ) -> int:
         """Record a move onto ``dst`` from one of ``sources``; returns the source in the
         most likely tree. ``board``: where the move was seen (``SplitTree.move``).
@@ -513,7 +569,9 @@ class SeatBelief:
         scale); the sources are then taken in its order (of equal odds, the highest
         mean first) and each tree's ``choice`` takes the source's share of them.
         ``shares``: by source, the split sizes' shares for the move from there
-        (``SplitTree.move``)."""
+        (``SplitTree.move``). ``room``: the seat's stacks' slides on the board, for a
+        model of its choice among the slides of the stacks that can move
+        (``SplitTree.choose``)."""
         candidates = [c for c in sources if c in self.node_of]
         if not candidates:
             raise ValueError(f"no known stack can be the source of the move onto cell {dst}")
@@ -533,6 +591,8 @@ class SeatBelief:
             for k, src in enumerate(chosen):
                 twin = tree if k == len(chosen) - 1 else tree.fork()
                 twin.move(src, dst, board, shares.get(src) if shares else None)
+                if room is not None:
+                    twin.choose(src, dst, room)
                 if share:
                     twin.choice *= share[src]
                 grown.append((twin, src))
@@ -606,9 +666,13 @@ class Belief:
         prior: SplitPrior | SplitMixture | None = None,
         timeout_odds: float = 0.05,
         hypotheses: int = 1,
+        movable_choice: bool = False,
     ) -> None:
         self.setting = setting
         self.viewer = viewer
+        # Weigh the split models by a seat's choice among its movable stacks
+        # (``SplitTree.choose``); off: by the split sizes alone.
+        self.movable_choice = movable_choice
         prior = prior or SplitPrior.uniform(setting.sheep)
         self.seats = {
             p: SeatBelief(setting.sheep, prior, timeout_odds, hypotheses)
@@ -640,7 +704,10 @@ class Belief:
                 sources = action.cells or (action.cell,)
                 told = odds(i, action) if odds is not None and len(sources) > 1 else None
                 judged = shares(i, action) if shares is not None else None
-                seat.move(sources, action.dst, board, told, judged)
+                room = None
+                if self.movable_choice and board is not None:
+                    room = {c: free_directions(board, c) for c in board.stacks[action.seat]}
+                seat.move(sources, action.dst, board, told, judged, room)
             else:
                 seat.holds_one(action.cells)
 

@@ -212,6 +212,11 @@ class HybridParams(StrategyParams, MctsParams):
         "another seat's move, in the belief's mean world before it, whose mean rewards to "
         "the mover weigh the size it chose, for seats that split by value (0: not judged)",
     )
+    movable_choice: bool = Field(
+        False,
+        description="game 3: weigh the split models by how likely each move's source was "
+        "for a seat choosing any of its slides alike (state.belief.SplitTree.choose)",
+    )
     likely_worlds: int = Field(
         1,
         ge=1,
@@ -384,6 +389,7 @@ class HybridStrategy(Strategy):
                 self.seat or state.to_move,
                 prior=prior,
                 hypotheses=p.belief_hypotheses,
+                movable_choice=p.movable_choice,
             )
             if report.resynced:
                 log.info("belief reset after a resync: %s", report.reason)
