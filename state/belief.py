@@ -45,7 +45,7 @@ from dataclasses import dataclass, field, replace
 from itertools import accumulate, product
 
 from state.game import UNKNOWN, GameState
-from state.geometry import DIRECTION_KEYS, FREE
+from state.geometry import DIRECTION_KEYS, free_dirs
 from state.observe import Action
 from state.settings import PLAYERS, GameSetting
 
@@ -205,12 +205,6 @@ class _Node:
     # j on (this stack's later events and the subtrees they create) given r sheep
     # before event j. Replaced, never changed in place: forked trees share it.
     f: list[list[list[float]]] = field(default_factory=list)
-
-
-def free_directions(state: GameState, cell: int) -> int:
-    """How many directions a stack on ``cell`` could slide in (its first cell free)."""
-    owner = state.owner
-    return sum(1 for ray in state.geometry.rays[cell] if ray and owner[ray[0]] == FREE)
 
 
 class SplitTree:
@@ -706,7 +700,8 @@ class Belief:
                 judged = shares(i, action) if shares is not None else None
                 room = None
                 if self.movable_choice and board is not None:
-                    room = {c: free_directions(board, c) for c in board.stacks[action.seat]}
+                    rays = board.geometry.rays
+                    room = {c: free_dirs(board.owner, rays[c]) for c in board.stacks[action.seat]}
                 seat.move(sources, action.dst, board, told, judged, room)
             else:
                 seat.holds_one(action.cells)

@@ -114,3 +114,13 @@ class Geometry:
 def shared_geometry(size: int, playable: tuple[bool, ...]) -> Geometry:
     """The one ``Geometry`` of a board in this process (what unpickling returns)."""
     return Geometry(size, playable)
+
+
+def free_dirs(owner: Sequence[int], cell_rays: Sequence[Sequence[int]]) -> int:
+    """Directions in which a stack on a cell of these rays could slide now (the first
+    cell of the ray free)."""
+    n = 0
+    for ray in cell_rays:
+        if ray and owner[ray[0]] == FREE:
+            n += 1
+    return n

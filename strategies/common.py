@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from state.belief import guess_counts
 from state.game import UNKNOWN, GameState
-from state.geometry import FREE
+from state.geometry import FREE, free_dirs
 from state.scoring import ranked_results, tournament_points
 from state.settings import PLAYERS, GameSetting
 
@@ -76,15 +76,6 @@ def paranoid_rewards(
 
 
 # ------------------------------------------------------------------- local geometry
-
-
-def free_dirs(owner: Sequence[int], cell_rays: Sequence[Sequence[int]]) -> int:
-    """Directions in which a stack on this cell could slide now."""
-    n = 0
-    for ray in cell_rays:
-        if ray and owner[ray[0]] == FREE:
-            n += 1
-    return n
 
 
 def area_split(state: GameState, cell: int, dst: int) -> int:

@@ -446,9 +446,10 @@ def test_a_move_is_weighed_by_the_stacks_that_could_have_moved_instead() -> None
     """``SplitTree.choose``: 16 sheep split onto cells 0 and 1, then the stack on 1
     moves. Under three sizes (1, half, all but one) it may have held one sheep, so
     without a model of the seat's choice the half model gains on every such move. A
-    seat choosing alike among its movable stacks would also have moved the stack on 1
-    for sure had the one on 0 held one sheep: with that choice, the move says nothing
-    to tell the two models apart. A stack with no room to slide is no alternative."""
+    seat choosing any of its slides alike would also have moved the stack on 1 for
+    sure had the one on 0 held one sheep: with that choice, and as many slides off
+    each stack, the move says nothing to tell the two models apart. A stack with no
+    room to slide is no alternative."""
     from strategies.hybrid import split_prior
 
     three = split_prior("three", 16)
