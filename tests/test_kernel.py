@@ -417,3 +417,50 @@ def test_bench_engine_prints_each_kernels_figures(name: str) -> None:
     assert ("compiled_search_iterations_per_s" in figures) == (name == "fast")
     if name == "fast":
         assert float(figures["compiled_search_iterations_per_s"]) > 0
+
+
+@needs_fast
+def test_a_kernel_that_will_not_compile_ends_the_wait_for_it() -> None:
+    """A failed compile (here made to fail) is logged and the Python kernel serves;
+    ``wait_warm`` answers False at once instead of waiting out its timeout."""
+    code = """
+import time
+from strategies.kernel import compiled_tree_ready, fast, ready_kernel, wait_warm
+def broken():
+    raise RuntimeError("no compiler here")
+fast.compile_kernel = broken
+start = time.monotonic()
+print("warm", wait_warm(600), "tree", compiled_tree_ready(), "kernel", ready_kernel().name)
+print("waited", round(time.monotonic() - start) < 60)
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert "warm False tree False kernel python" in proc.stdout, proc.stderr
+    assert "waited True" in proc.stdout, proc.stderr
+    assert "the fast playout kernel did not compile" in proc.stderr
+
+
+@needs_fast
+def test_an_in_process_game_starts_once_the_kernel_and_tree_are_compiled() -> None:
+    """``tournament.runner.play_task`` in a fresh process (as a worker of ``bench
+    strength`` is): the referee starts only when the compiled tree is ready, so no game
+    is played on the Python tree while numba compiles."""
+    code = """
+import tournament.runner as runner
+from strategies.kernel import compiled_tree_ready
+from tournament.schedule import GameTask
+play = runner.play_local
+def observed(*args, **kwargs):
+    print("ready at the start", compiled_tree_ready())
+    return play(*args, **kwargs)
+runner.play_local = observed
+task = GameTask(
+    index=0, game=1, seed=5, seats=(0, 1, 2, 3), names=("a", "b", "c", "d"),
+    commands=("", "", "", ""), teams=(101, 102, 103, 104), time_limit=1.0,
+    connect_timeout=30.0, log_dir="", strategies=(("random", {}),) * 4,
+)
+result = runner.play_task(task)
+print("moves", result.moves > 0, "late", sum(result.late), "illegal", sum(result.illegal))
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert "ready at the start True" in proc.stdout, proc.stderr
+    assert "moves True late 0 illegal 0" in proc.stdout, proc.stderr

@@ -208,7 +208,8 @@ def default_kernel_name() -> KernelName:
 
 _warm = threading.Event()
 # Set once the compiled tree (strategies.kernel.tree) has compiled after the kernel,
-# or failed to (``_tree_compiled`` tells which).
+# or failed to, or the kernel failed to (``_tree_compiled`` and ``_warm`` tell which):
+# nothing more will compile.
 _tree_warm = threading.Event()
 _tree_compiled = False
 _warm_lock = threading.Lock()
@@ -248,6 +249,7 @@ def warm_up(background: bool = True) -> None:
             fast.compile_kernel()
         except Exception:  # a kernel that will not compile must not stop the agent
             log.exception("the fast playout kernel did not compile; playing on the Python one")
+            _tree_warm.set()  # no tree without the kernel: whoever waits stops waiting
             return
         _warm.set()
         # The playouts serve from here on; the tree compiles after them.
@@ -288,10 +290,10 @@ def compiled_tree_ready() -> bool:
 
 
 def wait_warm(timeout: float | None = None) -> bool:
-    """Block until the fast kernel and the compiled tree are compiled (True), or
-    ``timeout`` seconds pass (each), or there is nothing to compile (no numba: True at
-    once). Starts the compile if needed."""
+    """Block until the fast kernel and the compiled tree are compiled, or failed to
+    (True when the kernel compiled), or ``timeout`` seconds pass (False), or there is
+    nothing to compile (no numba: True at once). Starts the compile if needed."""
     if not fast_available():
         return True
     warm_up()
-    return _warm.wait(timeout) and _tree_warm.wait(timeout)
+    return _tree_warm.wait(timeout) and _warm.is_set()
