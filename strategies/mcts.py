@@ -56,6 +56,8 @@ from strategies.mcts_tree import (
 from strategies.opponents import RULES
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from strategies.kernel.tree import CompiledTree
 
 # Draws one world of hidden counts: {cell: count} for other seats' stacks.
@@ -164,6 +166,15 @@ class MctsParams(BaseModel):
             "(0: first-play urgency, as the Python tree)"
         ),
     )
+    mast_carry: int = Field(
+        0,
+        ge=0,
+        description=(
+            "tree=compiled with mast: each seat's learned cell values go on into the "
+            "game's next search, each worth at most this many visits there (0: "
+            'learned afresh every search; README, issue 17, "MAST carried")'
+        ),
+    )
     tree: Literal["python", "compiled"] = Field(
         "compiled",
         description=(
@@ -259,6 +270,8 @@ class Mcts:
         self.nodes = 0
         self.max_depth = 0
         self.reused = 0
+        # The last compiled search's MAST tables (``mast_carry``): (value sums, visits).
+        self.mast: tuple[np.ndarray, np.ndarray] | None = None
 
     # --------------------------------------------------------------------- root
     def set_root(self, state: GameState) -> None:
@@ -402,6 +415,8 @@ class Mcts:
                 sync_roots(root, trees)
                 self.offer(budget)
         sync_roots(root, trees)
+        if self.params.mast_carry:
+            self.mast = (trees[0].mast_w, trees[0].mast_n) if len(trees) == 1 else None
         self.iterations += it
         self.nodes += sum(t.expanded for t in trees)
         self.max_depth = max(self.max_depth, *(t.depth for t in trees))
@@ -416,7 +431,10 @@ class Mcts:
         root = self.root
         assert root is not None
         if sample is None:
-            return [CompiledTree(state, root, p, policy, rules, rng.getrandbits(64))]
+            tree = CompiledTree(state, root, p, policy, rules, rng.getrandbits(64))
+            if p.mast_carry and self.mast is not None:
+                tree.carry_mast(*self.mast, p.mast_carry)
+            return [tree]
         draws = WorldDraws(state, sample, rng, 0)  # a fresh draw for each tree
         rows = max(START_EDGES // p.world_trees, 1 << 14)
         trees = []

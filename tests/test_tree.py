@@ -519,6 +519,55 @@ def test_mast_is_on_by_default_and_off_when_asked_or_with_uniform_playouts() -> 
         assert tree.mast_n.size == 0 and tree.turns.shape[0] == 0
 
 
+def test_mast_carried_keeps_each_cells_value_with_its_visits_capped() -> None:
+    """``CompiledTree.carry_mast``: a new search of the same board starts from the
+    learned means, each cell's visits cut to the cap; another board's tables are
+    ignored."""
+    wait_warm(None)
+    state = position(1, 5, 6)
+    params = HybridParams(mast_carry=20)
+    before = searched(state, params, 400)
+    w, n = before.mast_w, before.mast_n
+    assert n.max() > 20  # some cells were taken more often than the cap
+    root = Node(state.to_move, state.hash)
+    expand(root, state, params.prior_temperature)
+    tree = CompiledTree(state, root, params, params.playout_policy(), {}, seed=3)
+    tree.carry_mast(w, n, 20)
+    assert (tree.mast_n == np.minimum(n, 20)).all()
+    seen = n > 0
+    assert tree.mast_w[seen] / tree.mast_n[seen] == pytest.approx(w[seen] / n[seen])
+    assert tree.mast_w[~seen].sum() == 0
+    other = position(2, 5, 6)  # another board: another number of cells
+    later = searched(other, params, 10)
+    later_n = later.mast_n.copy()
+    later.carry_mast(w, n, 20)
+    assert (later.mast_n == later_n).all()
+
+
+@pytest.mark.parametrize("carry", [0, 30])
+def test_an_mcts_carries_mast_into_its_next_search_only_when_asked(carry: int) -> None:
+    wait_warm(None)
+    state = position(1, 7, 8)
+    mcts = Mcts(HybridParams(mast_carry=carry), random.Random(2))
+    mcts.set_root(state)
+    mcts.search(state, Budget.seconds(60), float("inf"), max_iterations=200)
+    assert mcts.iterations == 200 and not python_children(mcts)  # the compiled tree searched
+    assert (mcts.mast is not None) == bool(carry)
+    mcts.set_root(state)
+    mcts.expand_root(state)
+    (tree,) = mcts.compiled_trees(state, None)
+    if carry:
+        assert mcts.mast is not None
+        assert (tree.mast_n == np.minimum(mcts.mast[1], carry)).all()
+        assert tree.mast_n.sum() > 0
+    else:
+        assert tree.mast_n.sum() == 0  # learned afresh
+    # The search goes on from the carried tables and passes them on again.
+    mcts.search(state, Budget.seconds(60), float("inf"), max_iterations=100)
+    move = mcts.best()
+    assert move is not None and move in state.legal_moves()
+
+
 def visited_slides(tree: str, params: HybridParams, state: GameState) -> dict[bool, list[int]]:
     """After 800 iterations from ``state``: for the nodes below the root of the
     searching seat (True) and of the other seats (False) whose slides were taken 3 to

@@ -709,6 +709,18 @@ class CompiledTree:
                     setattr(self, name, np.concatenate([a, np.zeros_like(a)]))
         return True
 
+    def carry_mast(self, mast_w: Any, mast_n: Any, visits: int) -> None:
+        """Start this search's MAST tables from an earlier search's of the same game
+        (``mast_w``, ``mast_n``; ``MctsParams.mast_carry``): each seat's learned value of
+        each cell kept, its visits cut to at most ``visits``, so that early playouts
+        play by what the last search learned and this search's own visits soon
+        outweigh it. Nothing when this tree has no MAST tables or another board's."""
+        if self.mast_n.shape != mast_n.shape or self.mast_n.shape[0] == 0:
+            return
+        kept = np.minimum(mast_n, visits)
+        self.mast_n[:] = kept
+        self.mast_w[:] = np.where(mast_n > 0, mast_w * kept / np.maximum(mast_n, 1), 0.0)
+
     def sync_root(self) -> None:
         """The root's visits and its slides' statistics, from the arrays into ``root``."""
         sync_roots(self.root, [self])
