@@ -83,6 +83,14 @@ class MctsParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     c_puct: float = Field(1.0, gt=0, description="PUCT exploration")
+    c_puct_other: float = Field(
+        0.0,
+        ge=0,
+        description=(
+            "PUCT exploration at the other seats' nodes (0: c_puct there too; README, "
+            'issue 17, "The other seats searched wider")'
+        ),
+    )
     c_split: float = Field(0.5, gt=0, description="UCB1 exploration among split sizes")
     # "heuristic": epsilon-greedy slides, area-guess splits; "heuristic-random": the
     # same slides with uniformly random splits; "random": uniformly random slides and
@@ -486,6 +494,7 @@ class Mcts:
         nodes are as without."""
         p = self.params
         c_puct, by_availability = p.c_puct, draws is not None
+        c_other = p.c_puct_other or c_puct
         fpu, fpu_other = p.fpu, p.fpu_other
         hidden_splits = draws.splits if draws is not None else None
         rules = self.split_rules
@@ -523,7 +532,14 @@ class Mcts:
                 trail.append((None, child, mover))
                 node = child
                 continue
-            e = select_edge(node, avail, c_puct, fpu if mover == me else fpu_other, by_availability)
+            mine = mover == me
+            e = select_edge(
+                node,
+                avail,
+                c_puct if mine else c_other,
+                fpu if mine else fpu_other,
+                by_availability,
+            )
             if hidden:
                 s = e.splits[0]
                 if hidden_splits is None:

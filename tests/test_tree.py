@@ -616,3 +616,35 @@ def test_first_play_urgency_of_the_other_seats_holds_at_their_nodes_only(tree: s
     theirs = visited_slides(tree, HybridParams(fpu=5.0, fpu_other=0.0), state)
     assert theirs[False] and max(theirs[False]) > 1
     assert set(theirs[True]) <= {1}  # the searching seat's deeper nodes: few reach 3
+
+
+def root_visits(tree: str, params: HybridParams, state: GameState) -> list[int]:
+    """The root slides' visits after 800 iterations from ``state`` (a fixed seed)."""
+    if tree == "compiled":
+        t = searched(state, params, 800)
+        return [int(n) for n in t.edge_n[: int(t.node_i[0, N_EDGES])]]
+    mcts = Mcts(params.model_copy(update={"tree": "python"}), random.Random(3))
+    mcts.set_root(state)
+    mcts.search(state, Budget.seconds(60), float("inf"), max_iterations=800)
+    assert mcts.root is not None
+    return [e.n for e in mcts.root.edges or ()]
+
+
+@pytest.mark.parametrize("tree", ["compiled", "python"])
+def test_the_other_seats_exploration_holds_at_their_nodes_only(tree: str) -> None:
+    """``c_puct_other`` is the PUCT exploration at the other seats' nodes, ``c_puct`` at
+    the searching seat's: a flat search (the root alone, the searching seat's) is the
+    same whatever ``c_puct_other``; two plies deep (the next seat's nodes below it)
+    it is not; 0, the default, is ``c_puct`` there too."""
+    wait_warm(None)
+    state = position(1, 4, 4)
+
+    def visits(depth: int, c_puct: float, c_other: float) -> list[int]:
+        params = HybridParams(tree_depth=depth, c_puct=c_puct, c_puct_other=c_other)
+        return root_visits(tree, params, state)
+
+    assert visits(1, 1.0, 0.05) == visits(1, 1.0, 20.0)
+    assert visits(1, 0.05, 1.0) != visits(1, 20.0, 1.0)
+    assert visits(2, 1.0, 0.05) != visits(2, 1.0, 20.0)
+    assert visits(3, 2.0, 0.0) == visits(3, 2.0, 2.0)
+    assert visits(3, 2.0, 0.0) != visits(3, 2.0, 0.5)

@@ -447,18 +447,18 @@ def _run(
     mast_w: Any, mast_n: Any,
 ) -> int:  # fmt: skip
     """Up to ``iterations`` iterations from node 0; the number done (fewer when the
-    arrays might not hold the next one). ``config``: c_puct, fpu (at ``me``'s nodes),
-    c_split, pw_c, pw_alpha, temperature, margin, paranoia, epsilon, MAST visits, fpu at
-    the other seats' nodes; ``ints``: pw_base, depth cap, samples, area split, cutoff,
-    me, the widest expansion; ``counts``: nodes, edges, splits, the deepest path, nodes
-    expanded. ``mast_w``/``mast_n`` not empty (then ``turns`` has room for a playout):
+    arrays might not hold the next one). ``config``: c_puct, fpu (both at ``me``'s
+    nodes), c_split, pw_c, pw_alpha, temperature, margin, paranoia, epsilon, MAST visits,
+    fpu and c_puct at the other seats' nodes; ``ints``: pw_base, depth cap, samples, area
+    split, cutoff, me, the widest expansion; ``counts``: nodes, edges, splits, the deepest
+    path, nodes expanded. ``mast_w``/``mast_n`` not empty (then ``turns`` has room for a playout):
     each seat's reward sum and count per cell it took in an iteration, in the tree and
     in the playout, learned here and read by the playouts' greedy moves
     (``fast._mast_slide``) and, with MAST visits, by the tree policy (``_select_edge``)."""
     c_puct, fpu, c_split = config[0], config[1], config[2]
     pw_c, pw_alpha, temperature = config[3], config[4], config[5]
     margin, paranoia, epsilon, mast_visits = config[6], config[7], config[8], config[9]
-    fpu_other = config[10]
+    fpu_other, c_other = config[10], config[11]
     pw_base, depth_cap, samples, area = ints[0], ints[1], ints[2], ints[3] != 0
     cutoff, me, widest = ints[4], ints[5], ints[6]
     first, ray_off, ray_cells, nb_off, nb_cells, cells, pw, ar_off, ar_cells = tables
@@ -510,8 +510,8 @@ def _run(
                 k = child
                 continue
             j = _select_edge(
-                k, node_i, node_n, edge_f, edge_n, c_puct, fpu if to_move == me else fpu_other,
-                edge_i, mast_w, mast_n, mast_visits,
+                k, node_i, node_n, edge_f, edge_n, c_puct if to_move == me else c_other,
+                fpu if to_move == me else fpu_other, edge_i, mast_w, mast_n, mast_visits,
             )  # fmt: skip
             s = _choose_split(
                 j, edge_i, edge_n, split_i, split_w, counts, c_split, pw_base, pw_c, pw_alpha
@@ -610,7 +610,7 @@ class CompiledTree:
             [
                 params.c_puct, params.fpu, params.c_split, params.pw_c, params.pw_alpha,
                 params.prior_temperature, params.margin, params.paranoia, policy.epsilon,
-                params.mast_visits, params.fpu_other,
+                params.mast_visits, params.fpu_other, params.c_puct_other or params.c_puct,
             ],
             np.float64,
         )  # fmt: skip
