@@ -82,6 +82,12 @@ class MctsParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    @property
+    def other_c_puct(self) -> float:
+        """The PUCT exploration at the other seats' nodes: ``c_puct_other``, or ``c_puct``
+        where it is 0 (both trees read it here)."""
+        return self.c_puct_other or self.c_puct
+
     c_puct: float = Field(1.0, gt=0, description="PUCT exploration")
     c_puct_other: float = Field(
         0.0,
@@ -494,7 +500,7 @@ class Mcts:
         nodes are as without."""
         p = self.params
         c_puct, by_availability = p.c_puct, draws is not None
-        c_other = p.c_puct_other or c_puct
+        c_other = p.other_c_puct
         fpu, fpu_other = p.fpu, p.fpu_other
         hidden_splits = draws.splits if draws is not None else None
         rules = self.split_rules

@@ -610,7 +610,7 @@ class CompiledTree:
             [
                 params.c_puct, params.fpu, params.c_split, params.pw_c, params.pw_alpha,
                 params.prior_temperature, params.margin, params.paranoia, policy.epsilon,
-                params.mast_visits, params.fpu_other, params.c_puct_other or params.c_puct,
+                params.mast_visits, params.fpu_other, params.other_c_puct,
             ],
             np.float64,
         )  # fmt: skip
