@@ -442,21 +442,25 @@ print("waited", round(time.monotonic() - start) < 60)
 @needs_fast
 def test_an_in_process_game_starts_once_the_kernel_and_tree_are_compiled() -> None:
     """``tournament.runner.play_task`` in a fresh process (as a worker of ``bench
-    strength`` is): the referee starts only when the compiled tree is ready, so no game
-    is played on the Python tree while numba compiles."""
+    strength`` is), with a seat that plays on the kernel: the referee starts only when
+    the compiled tree is ready, so no game is played on the Python tree while numba
+    compiles. The wait is in ``arena.local.play_local``, the one game loop, so ``demo``
+    and the other benches have it too."""
     code = """
+import arena.local as local
 import tournament.runner as runner
 from strategies.kernel import compiled_tree_ready
 from tournament.schedule import GameTask
-play = runner.play_local
-def observed(*args, **kwargs):
-    print("ready at the start", compiled_tree_ready())
-    return play(*args, **kwargs)
-runner.play_local = observed
+class Observed(local.Referee):
+    async def play(self):
+        print("ready at the start", compiled_tree_ready())
+        return await super().play()
+local.Referee = Observed
 task = GameTask(
     index=0, game=1, seed=5, seats=(0, 1, 2, 3), names=("a", "b", "c", "d"),
     commands=("", "", "", ""), teams=(101, 102, 103, 104), time_limit=1.0,
-    connect_timeout=30.0, log_dir="", strategies=(("random", {}),) * 4,
+    connect_timeout=30.0, log_dir="",
+    strategies=(("flatmc", {"playouts": 1}),) + (("random", {}),) * 3,
 )
 result = runner.play_task(task)
 print("moves", result.moves > 0, "late", sum(result.late), "illegal", sum(result.illegal))
@@ -464,3 +468,21 @@ print("moves", result.moves > 0, "late", sum(result.late), "illegal", sum(result
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert "ready at the start True" in proc.stdout, proc.stderr
     assert "moves True late 0 illegal 0" in proc.stdout, proc.stderr
+
+
+@needs_fast
+def test_a_game_of_players_off_the_kernel_compiles_nothing() -> None:
+    """Four ``random`` seats never play on the kernel: ``play_local`` neither starts the
+    compile nor waits for one."""
+    code = """
+import threading
+from arena.local import play_local
+from strategies.baselines import RandomStrategy
+from strategies.kernel import compiled_tree_ready
+game = play_local(1, 5, [RandomStrategy({"seed": s}) for s in range(4)], 1.0)
+names = [t.name for t in threading.enumerate()]
+print("moves", len(game.record.events) > 0, "tree", compiled_tree_ready(),
+      "compiling", "kernel-warm-up" in names)
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert "moves True tree False compiling False" in proc.stdout, proc.stderr

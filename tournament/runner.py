@@ -38,7 +38,6 @@ from arena.replay import write_replay
 from arena.results import GameResult, result_of, search_figures
 from arena.server import GamePlan, play_single
 from strategies.base import ConfigError
-from strategies.kernel import wait_warm
 from strategies.registry import make_strategy
 from tournament.schedule import GameTask
 
@@ -46,9 +45,6 @@ logger = logging.getLogger(__name__)
 
 RETRIES = 2
 """Times a game whose Dask worker was lost is rerun elsewhere."""
-WARM_TIMEOUT = 600.0
-"""Seconds an in-process game waits for the fast kernel and the compiled tree to compile
-(or load from numba's cache) before it starts anyway on what is ready."""
 
 
 def play_task(task: GameTask) -> GameResult:
@@ -65,11 +61,6 @@ def _play_local(task: GameTask) -> GameResult:
         params = {"seed": (task.seed * 4096 + task.index) * 4 + seat, **params}
         strategy = make_strategy(name, params)
         strategies.append(strategy)
-    # The compile is the agent's start-up, not part of a game: without this wait the
-    # first game of each worker on a machine with no numba cache searched on the Python
-    # tree (about 3,000 iterations a move at 1 s against 60,000-120,000: stop 59).
-    if not wait_warm(WARM_TIMEOUT):
-        logger.warning("the fast kernel is not compiled after %.0f s: playing on", WARM_TIMEOUT)
     game = play_local(
         task.game, task.seed, strategies, task.time_limit, task.teams, reveal=task.reveal
     )

@@ -289,11 +289,18 @@ def compiled_tree_ready() -> bool:
     return _tree_warm.is_set() and _tree_compiled
 
 
-def wait_warm(timeout: float | None = None) -> bool:
+def wait_warm(timeout: float | None = None, start: bool = True) -> bool:
     """Block until the fast kernel and the compiled tree are compiled, or failed to
     (True when the kernel compiled), or ``timeout`` seconds pass (False), or there is
-    nothing to compile (no numba: True at once). Starts the compile if needed."""
+    nothing to compile (no numba: True at once). Starts the compile if needed; with
+    ``start=False`` only waits for one already started (``warm_up``, which the
+    strategies that play on the kernel call when made), and True at once if none was."""
     if not fast_available():
         return True
-    warm_up()
+    if start:
+        warm_up()
+    else:
+        with _warm_lock:
+            if not _warm_started:
+                return True
     return _tree_warm.wait(timeout) and _warm.is_set()
