@@ -237,6 +237,9 @@ class SplitTree:
         self.nodes: list[_Node] = []
         self.node_of: dict[int, int] = {}
         self._dirty: set[int] = set()  # nodes whose f is out of date (with their ancestors)
+        # Per split model, ``_final``'s walk until a node changes: ``choose`` and ``means``
+        # both read it, and ``choose`` changes only the models' weights, not the walk.
+        self._finals: dict[int, list[list[float]]] = {}
         self._posterior: list[float] = []  # each model's weight, set by _solve
         self.evidence = 0.0  # the likelihood of the seat's moves, set by _solve
         # The probability of the sources this tree took, as a model of the seat's
@@ -257,6 +260,7 @@ class SplitTree:
         self.node_of[cell] = index
         self.nodes.append(_Node(cell, parent=parent))
         self._dirty.add(index)
+        self._finals.clear()
         self._solved = False
         return index
 
@@ -274,6 +278,7 @@ class SplitTree:
         self.nodes[child].shares = shares
         self.nodes[parent].events.append(child)
         self._dirty.add(parent)
+        self._finals.clear()
 
     def fork(self) -> SplitTree:
         """A copy to record other moves in: its own stacks and events; the models, and
@@ -282,6 +287,7 @@ class SplitTree:
         twin.nodes = [replace(n, events=list(n.events)) for n in self.nodes]
         twin.node_of = dict(self.node_of)
         twin._dirty = set(self._dirty)
+        twin._finals = dict(self._finals)
         twin.mobility = list(self.mobility)
         return twin
 
@@ -322,6 +328,7 @@ class SplitTree:
             if cell in self.node_of:
                 self.nodes[self.node_of[cell]].events.append(-1)
                 self._dirty.add(self.node_of[cell])
+                self._finals.clear()
         self._solved = False
 
     def _node_f(self, node: _Node, k: int) -> list[list[float]]:
@@ -468,7 +475,11 @@ class SplitTree:
     def _final(self, k: int) -> list[list[float]]:
         """Under split model ``k``, each node's distribution of the sheep its stack holds
         now, given all the evidence. The walk down the split tree that ``sample`` takes
-        carries, instead of one count, the distribution before each event."""
+        carries, instead of one count, the distribution before each event (kept until
+        a node changes)."""
+        cached = self._finals.get(k)
+        if cached is not None:
+            return cached
         self.solved()
         total = self.total
         before: list[list[float]] = [[] for _ in self.nodes]
@@ -498,6 +509,7 @@ class SplitTree:
                 before[event] = made
                 dist = left
             final[index] = dist
+        self._finals[k] = final
         return final
 
 

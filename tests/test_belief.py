@@ -757,3 +757,54 @@ def test_the_leaning_prior_learns_seats_that_split_by_the_room() -> None:
             err[name] += sum(e for e, _ in errors)
     assert err["leaning"] < 0.5 * err["three"]  # 278 against 1,157 on these games
     assert err["leaning"] < 0.5 * err["half"]
+
+
+def test_a_split_trees_means_follow_every_change_after_it_was_read() -> None:
+    """``SplitTree`` keeps its per-model walk (``_final``) between reads: after each
+    move, stack that cannot split, choice of stack and fork, the means read are those of
+    a tree that recorded the same events without ever having been read."""
+    mixture = SplitMixture(
+        (
+            (
+                "three",
+                0.5,
+                SplitPrior.fit([(n, m) for n in range(2, 17) for m in {1, n // 2, n - 1}], 16),
+            ),
+            ("uniform", 0.5, SplitPrior.uniform(16)),
+        )
+    )
+    steps: list[tuple[str, tuple[int, ...]]] = [
+        ("place", (0,)),
+        ("move", (0, 1)),
+        ("choose", (0, 1)),
+        ("move", (1, 2)),
+        ("holds_one", (2,)),
+        ("move", (0, 3)),
+        ("choose", (0, 3)),
+    ]
+
+    def apply(tree: SplitTree, step: tuple[str, tuple[int, ...]]) -> None:
+        kind, cells = step
+        if kind == "place":
+            tree.place(cells[0])
+        elif kind == "move":
+            tree.move(cells[0], cells[1])
+        elif kind == "holds_one":
+            tree.holds_one(cells)
+        else:
+            room = {cell: 2 for cell in tree.node_of}
+            tree.choose(cells[0], cells[1], room)
+
+    read = SplitTree(16, mixture, timeout_odds=0.1)
+    for done in range(1, len(steps) + 1):
+        apply(read, steps[done - 1])
+        fresh = SplitTree(16, mixture, timeout_odds=0.1)
+        for step in steps[:done]:
+            apply(fresh, step)
+        assert read.means() == pytest.approx(fresh.means()), steps[done - 1]
+    twin = read.fork()
+    before = read.means()
+    twin.move(3, 4)
+    assert twin.means()[4] > 0.0 and 4 not in read.means()
+    assert read.means() == before
+    assert twin.means()[3] < before[3]
