@@ -18,6 +18,7 @@ from bench import quiet_games
 from state.game import GameState
 from state.render import render, score_line
 from strategies.base import ConfigError
+from strategies.kernel import wait_warm
 from strategies.registry import make_strategy, parse_seat
 
 
@@ -79,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
     for k, spec in enumerate(specs):
         name, params = parse_seat(spec)
         players.append(make_strategy(name, {"seed": seed * 4 + k, **params}))
+    if not wait_warm(0, start=False):  # the game loop waits for it: say why
+        print("loading the fast kernel (numba: seconds; compiling on a first run, about 30 s)")
     game = play_local(args.game, seed, players, args.time_limit, listener=TurnPrinter())
     print("points:", result_of(game.record).points)
     return 0

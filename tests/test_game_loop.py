@@ -148,6 +148,27 @@ def test_the_same_listener_watches_in_process_games() -> None:
     assert recorder.events == played.record.events
 
 
+def test_demo_shows_a_game_of_the_seats_asked_for_to_its_points() -> None:
+    """``battlesheep demo`` in a fresh process, a seat on the fast kernel among them:
+    every turn printed, the final scores and the points (5, 3, 2, 1 shared on ties)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "battlesheep", "demo", "--seed", "3", "--time-limit", "0.3",
+         "--seats", "flatmc:playouts=1,greedy,random,random"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "game 1, seed 3" in out and "turn 1: seat 1 moves" in out
+    assert "final:" in out
+    points = json.loads(out.rsplit("points:", 1)[1].strip())
+    assert sorted(points, reverse=True)[0] >= 4.0 and sum(points) == pytest.approx(11.0)
+    bad = subprocess.run(
+        [sys.executable, "-m", "battlesheep", "demo", "--seats", "random,random"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "--seats needs 4 strategies, not 2" in bad.stderr
+
+
 def test_bench_games_come_from_the_game_loop() -> None:
     watched = random_game(1, 3, seat=2)
     assert watched.boards and watched.positions
