@@ -259,10 +259,15 @@ class SplitTree:
         index = len(self.nodes)
         self.node_of[cell] = index
         self.nodes.append(_Node(cell, parent=parent))
+        self._changed(index)
+        return index
+
+    def _changed(self, index: int) -> None:
+        """Node ``index`` took a stack or an event: its ``f`` (and its ancestors'), every
+        model's ``_final`` walk and the solve are out of date."""
         self._dirty.add(index)
         self._finals.clear()
         self._solved = False
-        return index
 
     def move(
         self, src: int, dst: int, board: GameState | None = None, shares: Shares | None = None
@@ -277,8 +282,7 @@ class SplitTree:
             self.nodes[child].lean = split_lean(board, src, dst)
         self.nodes[child].shares = shares
         self.nodes[parent].events.append(child)
-        self._dirty.add(parent)
-        self._finals.clear()
+        self._changed(parent)
 
     def fork(self) -> SplitTree:
         """A copy to record other moves in: its own stacks and events; the models, and
@@ -327,9 +331,7 @@ class SplitTree:
         for cell in cells:
             if cell in self.node_of:
                 self.nodes[self.node_of[cell]].events.append(-1)
-                self._dirty.add(self.node_of[cell])
-                self._finals.clear()
-        self._solved = False
+                self._changed(self.node_of[cell])
 
     def _node_f(self, node: _Node, k: int) -> list[list[float]]:
         """``node``'s ``f`` under split model ``k`` (its children's already solved)."""
