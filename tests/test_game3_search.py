@@ -545,7 +545,10 @@ def test_a_game_3_selfplay_game_has_no_illegal_moves_and_searches_every_move() -
     ]
     game = play_local(3, 77, players, 0.1)
     # Lateness is the machine's (a shared one here): the deadline itself is tested
-    # with stopped budgets, which cannot depend on the load.
+    # with stopped budgets, which cannot depend on the load. So is how many iterations
+    # a 0.1 s search gets (none, on a host whose cores other jobs hold): every move
+    # reports its search, and the game's searches together iterated.
     assert [s.illegal for s in game.record.stats] == [0, 0, 0, 0]
-    assert len(game.figures[0]) >= 5
-    assert all(f["iterations"] > 0 for f in game.figures[0] if "iterations" in f)
+    searched = [f["iterations"] for f in game.figures[0] if "iterations" in f]
+    assert len(searched) >= 5
+    assert sum(searched) > 0
