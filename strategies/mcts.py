@@ -98,6 +98,16 @@ class MctsParams(BaseModel):
         ),
     )
     c_split: float = Field(0.5, gt=0, description="UCB1 exploration among split sizes")
+    split_value: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description=(
+            "share of a visited slide's value in the tree policy taken from the mean of its "
+            "most visited split instead of the slide's mean over every split tried (README, "
+            'issue 17, "Stop 62")'
+        ),
+    )
     # "heuristic": epsilon-greedy slides, area-guess splits; "heuristic-random": the
     # same slides with uniformly random splits; "random": uniformly random slides and
     # splits (uct's playouts).
@@ -545,6 +555,7 @@ class Mcts:
                 c_puct if mine else c_other,
                 fpu if mine else fpu_other,
                 by_availability,
+                p.split_value,
             )
             if hidden:
                 s = e.splits[0]

@@ -48,6 +48,7 @@ class Edge:
         "n",
         "prior",
         "splits",
+        "top",
         "w",
     )
 
@@ -63,7 +64,18 @@ class Edge:
         # Game 3: the selections of its node in which this slide existed.
         self.avail = 0
         self.splits: list[Split] = [Split(area)]
+        self.top = self.splits[0]  # the most visited split (the first opened on ties)
         self.cands: list[int] | None = None  # split sizes not opened yet, best first
+
+    def value(self, split_value: float) -> float:
+        """The mean reward of this visited slide, with ``split_value`` of it taken from
+        the mean of its most visited split instead: the mover chooses the split, so a
+        slide is worth its best split rather than the mean of every size explored."""
+        mean = self.w / self.n
+        if split_value <= 0:
+            return mean
+        top = self.top
+        return (1.0 - split_value) * mean + split_value * top.w / top.n
 
 
 class Node:
@@ -119,6 +131,7 @@ def expand(
     if split_rule is not None:
         for e in edges:
             e.splits = [Split(split_rule(e.count))]
+            e.top = e.splits[0]
             e.cands = []  # nothing to widen to
     node.edges = edges
 
@@ -154,11 +167,17 @@ def expand_open(node: Node, state: GameState, never: set[int], prior_temperature
 
 # --------------------------------------------------------------------- tree policy
 def select_edge(
-    node: Node, avail: list[Edge], c_puct: float, fpu: float, by_availability: bool
+    node: Node,
+    avail: list[Edge],
+    c_puct: float,
+    fpu: float,
+    by_availability: bool,
+    split_value: float = 0.0,
 ) -> Edge:
     """PUCT over the slides ``avail`` of ``node``; unvisited slides get the visited
-    ones' mean less ``fpu``. The exploration count is the node's visits, or with
-    ``by_availability`` (game 3) each edge's own count of selections it was offered in."""
+    ones' mean less ``fpu``, visited ones ``Edge.value(split_value)``. The exploration
+    count is the node's visits, or with ``by_availability`` (game 3) each edge's own
+    count of selections it was offered in."""
     parent_q = 0.0
     nq = 0
     for e in avail:
@@ -171,14 +190,14 @@ def select_edge(
     if by_availability:
         for e in avail:
             e.avail += 1
-            q = e.w / e.n if e.n else parent_q
+            q = e.value(split_value) if e.n else parent_q
             u = q + c_puct * e.prior * math.sqrt(e.avail) / (1 + e.n)
             if u > best_u:
                 best_u, best_e = u, e
         return best_e
     sqrt_n = math.sqrt(node.n + 1)
     for e in avail:
-        q = e.w / e.n if e.n else parent_q
+        q = e.value(split_value) if e.n else parent_q
         u = q + c_puct * e.prior * sqrt_n / (1 + e.n)
         if u > best_u:
             best_u, best_e = u, e
@@ -223,6 +242,8 @@ def backup(root: Node, trail: Trail, r: list[float]) -> None:
             assert isinstance(item, Split)
             item.n += 1
             item.w += reward
+            if item.n > edge.top.n:
+                edge.top = item
             if item.child is not None:
                 item.child.n += 1
         else:

@@ -46,6 +46,8 @@ if fast_available():
         E_HEAD,
         E_OPEN,
         E_TAIL,
+        E_TOP,
+        EDGE_COLS,
         N_EDGES,
         N_FIRST,
         N_MOVER,
@@ -155,6 +157,9 @@ def walk(tree: CompiledTree, state: GameState, params: HybridParams, rules: dict
                 assert sizes == split_candidates(count, area)[: len(sizes)]
                 assert tree.edge_i[j, E_OPEN] == len(sizes)
             assert sum(int(tree.split_i[s, S_N]) for s in splits) == tree.edge_n[j]
+            top = int(tree.edge_i[j, E_TOP])  # the most visited split, for split_value
+            assert top in splits
+            assert tree.split_i[top, S_N] == max(int(tree.split_i[s, S_N]) for s in splits)
             assert math.isclose(
                 sum(float(tree.split_w[s]) for s in splits), tree.edge_f[j, 1], abs_tol=1e-9
             )
@@ -177,13 +182,16 @@ def walk(tree: CompiledTree, state: GameState, params: HybridParams, rules: dict
     game=st.sampled_from([1, 2, 4]),
     seed=st.integers(0, 2**31 - 1),
     plies=st.sampled_from([0, 8, 30, 60]),
+    split_value=st.sampled_from([0.0, 1.0]),
 )
-def test_every_node_is_the_python_trees(game: int, seed: int, plies: int) -> None:
+def test_every_node_is_the_python_trees(
+    game: int, seed: int, plies: int, split_value: float
+) -> None:
     wait_warm(None)
     state = position(game, seed, plies)
     if not state.slides():
         return
-    params = HybridParams()
+    params = HybridParams(split_value=split_value)
     before = (list(state.owner), list(state.sheep), state.hash)
     tree = searched(state, params, 600)
     assert (list(state.owner), list(state.sheep), state.hash) == before
@@ -225,35 +233,53 @@ def test_split_candidates_in_the_python_order() -> None:
 @settings(max_examples=200, deadline=None)
 @given(
     stats=st.lists(
-        st.tuples(st.floats(0.001, 1.0), st.integers(0, 50), st.floats(0, 1)),
+        st.tuples(st.floats(0.001, 1.0), st.integers(0, 50), st.floats(0, 1), st.floats(0, 1)),
         min_size=1,
         max_size=30,
     ),
     c_puct=st.sampled_from([0.5, 1.0, 2.0]),
     fpu=st.sampled_from([0.0, 0.1]),
+    split_value=st.sampled_from([0.0, 0.5, 1.0]),
 )
 def test_slides_are_selected_as_the_python_tree_selects(
-    stats: list[tuple[float, int, float]], c_puct: float, fpu: float
+    stats: list[tuple[float, int, float, float]], c_puct: float, fpu: float, split_value: float
 ) -> None:
+    """Each slide has two splits, the second taking about two thirds of the visits at
+    the mean given last; ``split_value`` weighs that most visited split's mean into the
+    slide's value in both trees alike."""
     node = Node(1, 0)
     node.edges = []
-    for cell, (prior, n, mean) in enumerate(stats):
+    split_i = np.zeros((2 * len(stats), 4), np.int32)
+    split_w = np.zeros(2 * len(stats))
+    edge_i = np.zeros((len(stats), EDGE_COLS), np.int32)
+    for cell, (prior, n, mean, top_mean) in enumerate(stats):
         e = Edge(cell, DIRECTION_KEYS[0], cell + 1, 3, 1)
         e.prior, e.n, e.w = prior, n, mean * n
+        first, second = Split(1), Split(2)
+        second.n = (2 * n + 2) // 3
+        first.n = n - second.n
+        second.w = top_mean * second.n
+        first.w = e.w - second.w
+        e.splits = [first, second]
+        e.top = second if second.n >= first.n else first
         node.edges.append(e)
+        for s, sp in enumerate(e.splits):
+            split_i[2 * cell + s, S_N] = sp.n
+            split_w[2 * cell + s] = sp.w
+        edge_i[cell, E_TOP] = 2 * cell + (1 if e.top is second else 0)
     node.n = sum(e.n for e in node.edges) + 1
     node_i = np.zeros((1, 5), np.int32)
     node_i[0, N_FIRST], node_i[0, N_EDGES] = 0, len(stats)
     edge_f = np.array([(e.prior, e.w) for e in node.edges], np.float64)
     edge_n = np.array([e.n for e in node.edges], np.int64)
-    edge_i = np.zeros((len(stats), 9), np.int32)
     none = np.zeros((0, 0))
+    want = select_edge(node, node.edges, c_puct, fpu, False, split_value)
     for mast_visits in (0.0, 2.0):  # no MAST tables: the MAST visits change nothing
         got = _select_edge(
             0, node_i, np.array([node.n]), edge_f, edge_n, c_puct, fpu, edge_i, none,
-            none.astype(np.int64), mast_visits,
+            none.astype(np.int64), mast_visits, split_i, split_w, split_value,
         )  # fmt: skip
-        assert node.edges[got] is select_edge(node, node.edges, c_puct, fpu, False)
+        assert node.edges[got] is want
 
 
 @settings(max_examples=200, deadline=None)
@@ -277,7 +303,7 @@ def test_mast_visits_start_each_slide_from_its_cells_learned_value(
     cells, mover = 8, 3
     node_i = np.zeros((1, 5), np.int32)
     node_i[0, N_MOVER], node_i[0, N_FIRST], node_i[0, N_EDGES] = mover, 0, len(stats)
-    edge_i = np.zeros((len(stats), 9), np.int32)
+    edge_i = np.zeros((len(stats), EDGE_COLS), np.int32)
     edge_f = np.zeros((len(stats), 2))
     edge_n = np.zeros(len(stats), np.int64)
     mast_w = np.zeros((5, cells))
@@ -291,9 +317,10 @@ def test_mast_visits_start_each_slide_from_its_cells_learned_value(
         mast_w[mover, dst] = value * seen
     visits = int(edge_n.sum()) + 1
     c_puct = 1.0
+    none = np.zeros((0, 0))
     got = _select_edge(
         0, node_i, np.array([visits]), edge_f, edge_n, c_puct, 0.1, edge_i, mast_w, mast_n,
-        mast_visits,
+        mast_visits, none.astype(np.int32), np.zeros(0), 0.0,
     )  # fmt: skip
 
     def u(j: int) -> float:
@@ -648,3 +675,31 @@ def test_the_other_seats_exploration_holds_at_their_nodes_only(tree: str) -> Non
     assert visits(2, 1.0, 0.05) != visits(2, 1.0, 20.0)
     assert visits(3, 2.0, 0.0) == visits(3, 2.0, 2.0)
     assert visits(3, 2.0, 0.0) != visits(3, 2.0, 0.5)
+
+
+@pytest.mark.parametrize("tree", ["compiled", "python"])
+def test_a_slides_value_from_its_most_visited_split_changes_the_search(tree: str) -> None:
+    """``split_value`` is read by both trees' policies: on a position where slides
+    have many split sizes, a search that values a slide by its most visited split's
+    mean spends its visits differently from one by the slide's own mean (the same
+    seed), and in the Python tree each slide's ``top`` is its most visited split."""
+    wait_warm(None)
+    state = position(1, 4, 4)
+    plain = root_visits(tree, HybridParams(), state)
+    assert root_visits(tree, HybridParams(split_value=0.0), state) == plain
+    assert root_visits(tree, HybridParams(split_value=1.0), state) != plain
+    mcts = Mcts(HybridParams(tree="python", split_value=1.0), random.Random(3))
+    mcts.set_root(state)
+    mcts.search(state, Budget.seconds(60), float("inf"), max_iterations=800)
+    stack = [mcts.root]
+    edges = 0
+    while stack:
+        node = stack.pop()
+        if node is None:
+            continue
+        stack.append(node.pass_child)
+        for e in node.edges or ():
+            assert e.top in e.splits and e.top.n == max(sp.n for sp in e.splits)
+            edges += len(e.splits) > 1
+            stack.extend(sp.child for sp in e.splits)
+    assert edges > 0

@@ -66,9 +66,9 @@ if TYPE_CHECKING:
 
 # Columns of node_i, edge_i and split_i.
 N_MOVER, N_FIRST, N_EDGES, N_PASS, N_TERMINAL = range(5)
-E_CELL, E_DST, E_DIR, E_COUNT, E_AREA, E_HEAD, E_TAIL, E_OPEN, E_FIXED = range(9)
+E_CELL, E_DST, E_DIR, E_COUNT, E_AREA, E_HEAD, E_TAIL, E_OPEN, E_FIXED, E_TOP = range(10)
 S_SIZE, S_N, S_CHILD, S_NEXT = range(4)
-NODE_COLS, EDGE_COLS, SPLIT_COLS = 5, 9, 4
+NODE_COLS, EDGE_COLS, SPLIT_COLS = 5, 10, 4
 
 
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -226,6 +226,7 @@ def _expand(
             edge_i[j, E_HEAD] = s
             edge_i[j, E_TAIL] = s
             edge_i[j, E_OPEN] = 1
+            edge_i[j, E_TOP] = s
     counts[1] = start + n
     counts[4] += 1
     node_i[k, N_FIRST] = start
@@ -288,13 +289,28 @@ def _candidate(count_in: int, area_in: int, index: int) -> int:
 
 # --------------------------------------------------------------------- tree policy
 @jit
+def _slide_value(
+    j: int, edge_i: Any, edge_f: Any, edge_n: Any, split_i: Any, split_w: Any, share: float
+) -> float:
+    """The value of visited slide ``j``: its mean over all its splits, with ``share``
+    of it taken from the mean of its most visited split instead. The mover chooses the
+    split, so a slide is worth its best split, not the mean of the sizes explored."""
+    mean = edge_f[j, 1] / edge_n[j]
+    t = edge_i[j, E_TOP]
+    return (1.0 - share) * mean + share * split_w[t] / split_i[t, S_N]  # type: ignore[no-any-return]
+
+
+@jit
 def _select_edge(
     k: int, node_i: Any, node_n: Any, edge_f: Any, edge_n: Any, c_puct: float, fpu: float,
-    edge_i: Any, mast_w: Any, mast_n: Any, mast_visits: float,
+    edge_i: Any, mast_w: Any, mast_n: Any, mast_visits: float, split_i: Any, split_w: Any,
+    split_value: float,
 ) -> int:  # fmt: skip
     """``mcts_tree.select_edge`` (every edge available). With ``mast_visits`` above 0
     and the MAST tables learned, a slide's value starts from the mover's learned value
-    of the cell it lands on, worth that many visits, instead of first-play urgency."""
+    of the cell it lands on, worth that many visits, instead of first-play urgency.
+    ``split_value`` is the share of a visited slide's value taken from the mean of its
+    most visited split instead of its own mean (``_slide_value``)."""
     start = node_i[k, N_FIRST]
     end = start + node_i[k, N_EDGES]
     learned = mast_visits > 0 and mast_n.shape[0] > 0
@@ -312,12 +328,15 @@ def _select_edge(
     best = start
     for j in range(start, end):
         n = edge_n[j]
+        w = edge_f[j, 1]
+        if n and split_value > 0:
+            w = _slide_value(j, edge_i, edge_f, edge_n, split_i, split_w, split_value) * n
         if learned:
             dst = edge_i[j, E_DST]
             m = _mast_value(mast_w, mast_n, p, dst)
-            q = (edge_f[j, 1] + mast_visits * m) / (n + mast_visits)
+            q = (w + mast_visits * m) / (n + mast_visits)
         else:
-            q = edge_f[j, 1] / n if n else parent_q
+            q = w / n if n else parent_q
         u = q + c_puct * edge_f[j, 0] * sqrt_n / (1 + n)
         if u > best_u:
             best_u = u
@@ -449,16 +468,17 @@ def _run(
     """Up to ``iterations`` iterations from node 0; the number done (fewer when the
     arrays might not hold the next one). ``config``: c_puct, fpu (both at ``me``'s
     nodes), c_split, pw_c, pw_alpha, temperature, margin, paranoia, epsilon, MAST visits,
-    fpu and c_puct at the other seats' nodes; ``ints``: pw_base, depth cap, samples, area
-    split, cutoff, me, the widest expansion; ``counts``: nodes, edges, splits, the deepest
-    path, nodes expanded. ``mast_w``/``mast_n`` not empty (then ``turns`` has room for a playout):
-    each seat's reward sum and count per cell it took in an iteration, in the tree and
-    in the playout, learned here and read by the playouts' greedy moves
-    (``fast._mast_slide``) and, with MAST visits, by the tree policy (``_select_edge``)."""
+    fpu and c_puct at the other seats' nodes, the split value share (``_slide_value``);
+    ``ints``: pw_base, depth cap, samples, area split, cutoff, me, the widest expansion;
+    ``counts``: nodes, edges, splits, the deepest path, nodes expanded. ``mast_w`` and
+    ``mast_n`` not empty (then ``turns`` has room for a playout): each seat's reward sum
+    and count per cell it took in an iteration, in the tree and in the playout, learned
+    here and read by the playouts' greedy moves (``fast._mast_slide``) and, with MAST
+    visits, by the tree policy (``_select_edge``)."""
     c_puct, fpu, c_split = config[0], config[1], config[2]
     pw_c, pw_alpha, temperature = config[3], config[4], config[5]
     margin, paranoia, epsilon, mast_visits = config[6], config[7], config[8], config[9]
-    fpu_other, c_other = config[10], config[11]
+    fpu_other, c_other, split_value = config[10], config[11], config[12]
     pw_base, depth_cap, samples, area = ints[0], ints[1], ints[2], ints[3] != 0
     cutoff, me, widest = ints[4], ints[5], ints[6]
     first, ray_off, ray_cells, nb_off, nb_cells, cells, pw, ar_off, ar_cells = tables
@@ -512,6 +532,7 @@ def _run(
             j = _select_edge(
                 k, node_i, node_n, edge_f, edge_n, c_puct if to_move == me else c_other,
                 fpu if to_move == me else fpu_other, edge_i, mast_w, mast_n, mast_visits,
+                split_i, split_w, split_value,
             )  # fmt: skip
             s = _choose_split(
                 j, edge_i, edge_n, split_i, split_w, counts, c_split, pw_base, pw_c, pw_alpha
@@ -564,6 +585,9 @@ def _run(
             edge_f[j, 1] += reward
             split_i[item, S_N] += 1
             split_w[item] += reward
+            top = edge_i[j, E_TOP]
+            if item != top and split_i[item, S_N] > split_i[top, S_N]:
+                edge_i[j, E_TOP] = item
             child = split_i[item, S_CHILD]
             if child >= 0:
                 node_n[child] += 1
@@ -611,6 +635,7 @@ class CompiledTree:
                 params.c_puct, params.fpu, params.c_split, params.pw_c, params.pw_alpha,
                 params.prior_temperature, params.margin, params.paranoia, policy.epsilon,
                 params.mast_visits, params.fpu_other, params.other_c_puct,
+                params.split_value,
             ],
             np.float64,
         )  # fmt: skip
@@ -665,7 +690,7 @@ class CompiledTree:
                 else:
                     head = s
                 tail = s
-            self.edge_i[j, E_HEAD : E_FIXED + 1] = (head, tail, len(e.splits), e.cands == [])
+            self.edge_i[j, E_HEAD : E_TOP + 1] = (head, tail, len(e.splits), e.cands == [], head)
         self.counts[1] = len(self.edges)
 
     @property
@@ -750,6 +775,7 @@ def sync_roots(root: Node, trees: Sequence[CompiledTree]) -> None:
                 sp.w += float(split_w[s])
                 s = int(split_i[s, S_NEXT])
         e.splits = list(by_size.values())
+        e.top = max(e.splits, key=lambda sp: sp.n)
 
 
 def compile_tree() -> None:
