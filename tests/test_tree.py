@@ -595,6 +595,26 @@ def test_an_mcts_carries_mast_into_its_next_search_only_when_asked(carry: int) -
     assert move is not None and move in state.legal_moves()
 
 
+def python_nodes(params: HybridParams, state: GameState) -> list[Node]:
+    """Every node of an 800-iteration Python-tree search from ``state`` (a fixed seed),
+    the root first."""
+    mcts = Mcts(params.model_copy(update={"tree": "python"}), random.Random(3))
+    mcts.set_root(state)
+    mcts.search(state, Budget.seconds(60), float("inf"), max_iterations=800)
+    assert mcts.root is not None
+    nodes = []
+    stack: list[Node | None] = [mcts.root]
+    while stack:
+        node = stack.pop()
+        if node is None:
+            continue
+        nodes.append(node)
+        stack.append(node.pass_child)
+        for e in node.edges or ():
+            stack.extend(s.child for s in e.splits)
+    return nodes
+
+
 def visited_slides(tree: str, params: HybridParams, state: GameState) -> dict[bool, list[int]]:
     """After 800 iterations from ``state``: for the nodes below the root of the
     searching seat (True) and of the other seats (False) whose slides were taken 3 to
@@ -611,18 +631,7 @@ def visited_slides(tree: str, params: HybridParams, state: GameState) -> dict[bo
                 if 3 <= taken.sum() <= 20:
                     out[int(t.node_i[k, N_MOVER]) == me].append(int((taken > 0).sum()))
         return out
-    mcts = Mcts(params.model_copy(update={"tree": "python"}), random.Random(3))
-    mcts.set_root(state)
-    mcts.search(state, Budget.seconds(60), float("inf"), max_iterations=800)
-    assert mcts.root is not None
-    stack = [s.child for e in mcts.root.edges or () for s in e.splits]
-    while stack:
-        node = stack.pop()
-        if node is None:
-            continue
-        stack.append(node.pass_child)
-        for e in node.edges or ():
-            stack.extend(s.child for s in e.splits)
+    for node in python_nodes(params, state)[1:]:
         visits = [e.n for e in node.edges or ()]
         if 3 <= sum(visits) <= 20:
             out[node.to_move == me].append(sum(n > 0 for n in visits))
@@ -650,11 +659,7 @@ def root_visits(tree: str, params: HybridParams, state: GameState) -> list[int]:
     if tree == "compiled":
         t = searched(state, params, 800)
         return [int(n) for n in t.edge_n[: int(t.node_i[0, N_EDGES])]]
-    mcts = Mcts(params.model_copy(update={"tree": "python"}), random.Random(3))
-    mcts.set_root(state)
-    mcts.search(state, Budget.seconds(60), float("inf"), max_iterations=800)
-    assert mcts.root is not None
-    return [e.n for e in mcts.root.edges or ()]
+    return [e.n for e in python_nodes(params, state)[0].edges or ()]
 
 
 @pytest.mark.parametrize("tree", ["compiled", "python"])
@@ -688,18 +693,9 @@ def test_a_slides_value_from_its_most_visited_split_changes_the_search(tree: str
     plain = root_visits(tree, HybridParams(), state)
     assert root_visits(tree, HybridParams(split_value=0.0), state) == plain
     assert root_visits(tree, HybridParams(split_value=1.0), state) != plain
-    mcts = Mcts(HybridParams(tree="python", split_value=1.0), random.Random(3))
-    mcts.set_root(state)
-    mcts.search(state, Budget.seconds(60), float("inf"), max_iterations=800)
-    stack = [mcts.root]
     edges = 0
-    while stack:
-        node = stack.pop()
-        if node is None:
-            continue
-        stack.append(node.pass_child)
+    for node in python_nodes(HybridParams(split_value=1.0), state):
         for e in node.edges or ():
             assert e.top in e.splits and e.top.n == max(sp.n for sp in e.splits)
             edges += len(e.splits) > 1
-            stack.extend(sp.child for sp in e.splits)
     assert edges > 0
