@@ -64,7 +64,7 @@ class Edge:
         # Game 3: the selections of its node in which this slide existed.
         self.avail = 0
         self.splits: list[Split] = [Split(area)]
-        self.top = self.splits[0]  # the most visited split (the first opened on ties)
+        self.top = self.splits[0]  # the most visited split (on ties, the first to get there)
         self.cands: list[int] | None = None  # split sizes not opened yet, best first
 
     def value(self, split_value: float) -> float:
