@@ -289,18 +289,6 @@ def _candidate(count_in: int, area_in: int, index: int) -> int:
 
 # --------------------------------------------------------------------- tree policy
 @jit
-def _slide_value(
-    j: int, edge_i: Any, edge_f: Any, edge_n: Any, split_i: Any, split_w: Any, share: float
-) -> float:
-    """The value of visited slide ``j``: its mean over all its splits, with ``share``
-    of it taken from the mean of its most visited split instead. The mover chooses the
-    split, so a slide is worth its best split, not the mean of the sizes explored."""
-    mean = edge_f[j, 1] / edge_n[j]
-    t = edge_i[j, E_TOP]
-    return (1.0 - share) * mean + share * split_w[t] / split_i[t, S_N]  # type: ignore[no-any-return]
-
-
-@jit
 def _select_edge(
     k: int, node_i: Any, node_n: Any, edge_f: Any, edge_n: Any, c_puct: float, fpu: float,
     edge_i: Any, mast_w: Any, mast_n: Any, mast_visits: float, split_i: Any, split_w: Any,
@@ -310,7 +298,7 @@ def _select_edge(
     and the MAST tables learned, a slide's value starts from the mover's learned value
     of the cell it lands on, worth that many visits, instead of first-play urgency.
     ``split_value`` is the share of a visited slide's value taken from the mean of its
-    most visited split instead of its own mean (``_slide_value``)."""
+    most visited split (``E_TOP``) instead of its own mean (``mcts_tree.Edge.value``)."""
     start = node_i[k, N_FIRST]
     end = start + node_i[k, N_EDGES]
     learned = mast_visits > 0 and mast_n.shape[0] > 0
@@ -328,9 +316,10 @@ def _select_edge(
     best = start
     for j in range(start, end):
         n = edge_n[j]
-        w = edge_f[j, 1]
+        w = edge_f[j, 1]  # the reward sum, that share of it from the top split's mean
         if n and split_value > 0:
-            w = _slide_value(j, edge_i, edge_f, edge_n, split_i, split_w, split_value) * n
+            t = edge_i[j, E_TOP]
+            w += split_value * (n * split_w[t] / split_i[t, S_N] - w)
         if learned:
             dst = edge_i[j, E_DST]
             m = _mast_value(mast_w, mast_n, p, dst)
@@ -468,7 +457,7 @@ def _run(
     """Up to ``iterations`` iterations from node 0; the number done (fewer when the
     arrays might not hold the next one). ``config``: c_puct, fpu (both at ``me``'s
     nodes), c_split, pw_c, pw_alpha, temperature, margin, paranoia, epsilon, MAST visits,
-    fpu and c_puct at the other seats' nodes, the split value share (``_slide_value``);
+    fpu and c_puct at the other seats' nodes, the split value share (``_select_edge``);
     ``ints``: pw_base, depth cap, samples, area split, cutoff, me, the widest expansion;
     ``counts``: nodes, edges, splits, the deepest path, nodes expanded. ``mast_w`` and
     ``mast_n`` not empty (then ``turns`` has room for a playout): each seat's reward sum
