@@ -88,6 +88,12 @@ class MctsParams(BaseModel):
         where it is 0 (both trees read it here)."""
         return self.c_puct_other or self.c_puct
 
+    @property
+    def other_prior_temperature(self) -> float:
+        """The priors' temperature at the other seats' nodes: ``prior_temperature_other``,
+        or ``prior_temperature`` where it is 0 (both trees read it here)."""
+        return self.prior_temperature_other or self.prior_temperature
+
     c_puct: float = Field(1.0, gt=0, description="PUCT exploration")
     c_puct_other: float = Field(
         0.0,
@@ -129,6 +135,14 @@ class MctsParams(BaseModel):
     )
     margin: float = Field(0.05, ge=0, description="score-margin weight in rewards")
     prior_temperature: float = Field(2.0, gt=0, description="softmax temperature of priors")
+    prior_temperature_other: float = Field(
+        0.0,
+        ge=0,
+        description=(
+            "softmax temperature of priors at the other seats' nodes (0: prior_temperature "
+            'there too; README, issue 17, "How greedily the other seats play")'
+        ),
+    )
     pw_base: int = Field(2, ge=1, description="split sizes open from the start")
     pw_c: float = Field(1.0, ge=0, description="progressive widening factor")
     pw_alpha: float = Field(0.4, ge=0, le=1, description="progressive widening exponent")
@@ -522,11 +536,14 @@ class Mcts:
         applied = 0
         while True:
             if node.edges is None:
+                temperature = (
+                    p.prior_temperature if node.to_move == me else p.other_prior_temperature
+                )
                 if draws is None or node.to_move == me:
                     rule = rules.get(node.to_move)
-                    expand(node, state, p.prior_temperature, RULES[rule] if rule else None)
+                    expand(node, state, temperature, RULES[rule] if rule else None)
                 else:
-                    expand_open(node, state, draws.never, p.prior_temperature)
+                    expand_open(node, state, draws.never, temperature)
                 self.nodes += 1
                 return trail, applied, draws is None and node.terminal
             mover = node.to_move

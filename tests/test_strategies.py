@@ -31,7 +31,7 @@ from strategies.common import (
 from strategies.hybrid import HybridStrategy
 from strategies.kernel import SPLIT_RULES, fast_available, wait_warm
 from strategies.mcts import COMPILED_CHUNK, COMPILED_OFFER_CHUNKS, Mcts, MctsParams
-from strategies.mcts_tree import Node
+from strategies.mcts_tree import Node, softmax
 from strategies.registry import STRATEGIES, make_strategy
 from strategies.yardsticks import flat_splits
 from tests.boards import random_play
@@ -421,7 +421,7 @@ def test_the_tree_grows_no_deeper_than_tree_depth(cap: int) -> None:
         before = state.canonical()
         mcts = Mcts(MctsParams(tree_depth=cap, kernel="python"), random.Random(cap))
         mcts.set_root(state)
-        mcts.search(state, Budget.seconds(30), time.monotonic() + 30, max_iterations=300)
+        mcts.search(state, Budget.seconds(60), time.monotonic() + 60, max_iterations=2000)
         assert state.canonical() == before
         assert mcts.root is not None and mcts.root.n == 300
         assert tree_plies(mcts.root) <= cap
@@ -430,7 +430,7 @@ def test_the_tree_grows_no_deeper_than_tree_depth(cap: int) -> None:
     state = next(s for s in positions(1, 6, seed=9) if len(s.slides()) >= 4)
     mcts = Mcts(MctsParams(kernel="python"), random.Random(1))
     mcts.set_root(state)
-    mcts.search(state, Budget.seconds(30), time.monotonic() + 30, max_iterations=300)
+    mcts.search(state, Budget.seconds(60), time.monotonic() + 60, max_iterations=2000)
     assert tree_plies(mcts.root) > 1
 
 
@@ -583,6 +583,41 @@ def test_playout_split_rule_is_every_seats_split(playout: str, split: str) -> No
     assert move is not None and move in state.legal_moves()
     with pytest.raises(ValueError, match="playout_split_rule"):
         MctsParams(playout_split_rule="thirds")
+
+
+@pytest.mark.parametrize("other", [0.0, 0.5, 8.0])
+def test_the_other_seats_nodes_take_their_own_prior_temperature(other: float) -> None:
+    """The Python tree's priors: a softmax of the slide keys at ``prior_temperature`` at
+    the searching seat's nodes, at ``prior_temperature_other`` (0: the same) at the
+    other seats'."""
+    params = MctsParams(tree="python", kernel="python", prior_temperature_other=other)
+    assert params.other_prior_temperature == (other or params.prior_temperature)
+    state = positions(1, 2, seed=9)[1]  # every seat has slides: the tree reaches ours again
+    me = state.to_move
+    mcts = Mcts(params, random.Random(3))
+    mcts.set_root(state)
+    mcts.search(state, Budget.seconds(60), time.monotonic() + 60, max_iterations=2000)
+    checked = {True: 0, False: 0}
+
+    def check(node: Node) -> None:
+        if not node.edges or len(node.edges) < 2:
+            return
+        mine = node.to_move == me
+        keys = [slide_key(state, e.cell, e.dst, e.area) for e in node.edges]
+        t = params.prior_temperature if mine else params.other_prior_temperature
+        want = softmax(keys, t)
+        assert [e.prior for e in node.edges] == pytest.approx(want, rel=1e-9, abs=1e-12)
+        checked[mine] += 1
+        for e in node.edges:
+            for sp in e.splits:
+                if sp.child is not None:
+                    state.slide(e.cell, e.dst, sp.split)
+                    check(sp.child)
+                    state.undo()
+
+    assert mcts.root is not None
+    check(mcts.root)
+    assert checked[True] >= 2 and checked[False] >= 3
 
 
 @pytest.mark.parametrize("playout", ["heuristic", "heuristic-random", "random"])

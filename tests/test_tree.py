@@ -104,6 +104,7 @@ def chain(tree: CompiledTree, j: int) -> list[int]:
 def walk(tree: CompiledTree, state: GameState, params: HybridParams, rules: dict[int, str]) -> int:
     """Check every node below the root against ``state`` played along; the nodes."""
     nodes = 0
+    me = state.to_move
 
     def visit(k: int) -> None:
         nonlocal nodes
@@ -116,17 +117,19 @@ def walk(tree: CompiledTree, state: GameState, params: HybridParams, rules: dict
             return
         rule = rules.get(state.to_move)
         py = Node(state.to_move, state.hash)
-        expand(py, state, params.prior_temperature, RULES[rule] if rule else None)
+        mine = state.to_move == me
+        temperature = params.prior_temperature if mine else params.other_prior_temperature
+        expand(py, state, temperature, RULES[rule] if rule else None)
         assert bool(tree.node_i[k, N_TERMINAL]) == py.terminal
         assert py.edges is not None
         start = int(tree.node_i[k, N_FIRST])
-        mine = {}
+        compiled = {}
         for j in range(start, start + n_edges):
             key = (int(tree.edge_i[j, E_CELL]), DIRECTION_KEYS[tree.edge_i[j, E_DIR]])
-            mine[key] = j
+            compiled[key] = j
         theirs = {(e.cell, e.direction): e for e in py.edges}
-        assert mine.keys() == theirs.keys()
-        for key, j in mine.items():
+        assert compiled.keys() == theirs.keys()
+        for key, j in compiled.items():
             e = theirs[key]
             assert tree.edge_i[j, E_DST] == e.dst
             assert tree.edge_i[j, E_COUNT] == e.count
@@ -183,15 +186,18 @@ def walk(tree: CompiledTree, state: GameState, params: HybridParams, rules: dict
     seed=st.integers(0, 2**31 - 1),
     plies=st.sampled_from([0, 8, 30, 60]),
     split_value=st.sampled_from([0.0, 1.0]),
+    other_temperature=st.sampled_from([0.0, 6.0]),
 )
 def test_every_node_is_the_python_trees(
-    game: int, seed: int, plies: int, split_value: float
+    game: int, seed: int, plies: int, split_value: float, other_temperature: float
 ) -> None:
+    """Node for node the Python tree's, the priors at each node's temperature (the
+    other seats' their own with ``prior_temperature_other``)."""
     wait_warm(None)
     state = position(game, seed, plies)
     if not state.slides():
         return
-    params = HybridParams(split_value=split_value)
+    params = HybridParams(split_value=split_value, prior_temperature_other=other_temperature)
     before = (list(state.owner), list(state.sheep), state.hash)
     tree = searched(state, params, 600)
     assert (list(state.owner), list(state.sheep), state.hash) == before

@@ -456,8 +456,9 @@ def _run(
 ) -> int:  # fmt: skip
     """Up to ``iterations`` iterations from node 0; the number done (fewer when the
     arrays might not hold the next one). ``config``: c_puct, fpu (both at ``me``'s
-    nodes), c_split, pw_c, pw_alpha, temperature, margin, paranoia, epsilon, MAST visits,
-    fpu and c_puct at the other seats' nodes, the split value share (``_select_edge``);
+    nodes), c_split, pw_c, pw_alpha, temperature (the priors' at ``me``'s nodes), margin,
+    paranoia, epsilon, MAST visits, fpu and c_puct at the other seats' nodes, the split
+    value share (``_select_edge``), the priors' temperature at the other seats' nodes;
     ``ints``: pw_base, depth cap, samples, area split, cutoff, me, the widest expansion;
     ``counts``: nodes, edges, splits, the deepest path, nodes expanded. ``mast_w`` and
     ``mast_n`` not empty (then ``turns`` has room for a playout): each seat's reward sum
@@ -468,6 +469,7 @@ def _run(
     pw_c, pw_alpha, temperature = config[3], config[4], config[5]
     margin, paranoia, epsilon, mast_visits = config[6], config[7], config[8], config[9]
     fpu_other, c_other, split_value = config[10], config[11], config[12]
+    temperature_other = config[13]
     pw_base, depth_cap, samples, area = ints[0], ints[1], ints[2], ints[3] != 0
     cutoff, me, widest = ints[4], ints[5], ints[6]
     first, ray_off, ray_cells, nb_off, nb_cells, cells, pw, ar_off, ar_cells = tables
@@ -491,8 +493,9 @@ def _run(
         finished = False
         while True:
             if node_i[k, N_EDGES] < 0:
+                t = temperature if node_i[k, N_MOVER] == me else temperature_other
                 _expand(
-                    k, owner, sheep, tables, partner, seat_rules, temperature,
+                    k, owner, sheep, tables, partner, seat_rules, t,
                     node_i, edge_i, edge_f, edge_n, split_i, split_w, counts,
                 )  # fmt: skip
                 finished = node_i[k, N_EDGES] == 0 and node_i[k, N_TERMINAL] == 1
@@ -624,7 +627,7 @@ class CompiledTree:
                 params.c_puct, params.fpu, params.c_split, params.pw_c, params.pw_alpha,
                 params.prior_temperature, params.margin, params.paranoia, policy.epsilon,
                 params.mast_visits, params.fpu_other, params.other_c_puct,
-                params.split_value,
+                params.split_value, params.other_prior_temperature,
             ],
             np.float64,
         )  # fmt: skip
