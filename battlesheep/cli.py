@@ -29,6 +29,7 @@ COMMAND_MODULES = [
 BENCH_MODULES = [
     "bench.engine",
     "bench.belief",
+    "bench.priors",
     "bench.strength",
     "bench.client",
     "bench.arena",
