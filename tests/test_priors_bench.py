@@ -12,20 +12,16 @@ import pytest
 from arena.local import play_local
 from bench.priors import TEMPERATURES, Choices, choices_in, label
 from state.game import GameState, Move
-from strategies.base import Budget, ConfigError, Strategy
+from strategies.base import Budget, ConfigError
 from strategies.baselines import RandomStrategy
 from strategies.common import area_split, slide_key
 
 
-class KeyMax(Strategy):
-    """Plays the slide of the highest key at its area split: the priors' limit."""
+class KeyMax(RandomStrategy):
+    """Places at random and plays the slide of the highest key at its area split: the
+    priors' limit."""
 
     name = "keymax"
-
-    def place(self, state: GameState, budget: Budget) -> int:
-        cell = self.rng.choice(state.initial_positions())
-        budget.offer_placement(cell)
-        return cell
 
     def move(self, state: GameState, budget: Budget) -> Move | None:
         slides = state.slides()
