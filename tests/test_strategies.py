@@ -421,7 +421,7 @@ def test_the_tree_grows_no_deeper_than_tree_depth(cap: int) -> None:
         before = state.canonical()
         mcts = Mcts(MctsParams(tree_depth=cap, kernel="python"), random.Random(cap))
         mcts.set_root(state)
-        mcts.search(state, Budget.seconds(60), time.monotonic() + 60, max_iterations=2000)
+        mcts.search(state, Budget.seconds(30), time.monotonic() + 30, max_iterations=300)
         assert state.canonical() == before
         assert mcts.root is not None and mcts.root.n == 300
         assert tree_plies(mcts.root) <= cap
@@ -430,7 +430,7 @@ def test_the_tree_grows_no_deeper_than_tree_depth(cap: int) -> None:
     state = next(s for s in positions(1, 6, seed=9) if len(s.slides()) >= 4)
     mcts = Mcts(MctsParams(kernel="python"), random.Random(1))
     mcts.set_root(state)
-    mcts.search(state, Budget.seconds(60), time.monotonic() + 60, max_iterations=2000)
+    mcts.search(state, Budget.seconds(30), time.monotonic() + 30, max_iterations=300)
     assert tree_plies(mcts.root) > 1
 
 
