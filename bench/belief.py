@@ -26,14 +26,14 @@ from typing import Any
 from arena.local import play_local
 from arena.replay import initial_state, read_replay
 from bench import print_figures, quiet_games
+from bench.games import replay_turn, seat_players
 from state.belief import Belief, SplitMixture, SplitPrior, guess_counts
-from state.game import GameState, Move
+from state.game import GameState
 from state.geometry import Geometry
 from state.observe import Action, ingest, state_from_observation
 from state.settings import PLAYERS, get_setting
 from strategies.base import ConfigError
 from strategies.hybrid import HybridParams, source_odds, split_prior, split_shares
-from strategies.registry import make_strategy, parse_seat
 
 NAMED_PRIORS = ("half", "three", "leaning", "mixed", "adaptive")
 """The main strategy's ``split_prior`` kinds measured beside the learned one."""
@@ -61,11 +61,7 @@ def _plays(geometry: Geometry, events: Iterable[tuple[int, str, int, int, int, i
 
 def play_record(seed: int, seats: list[str], move_time: float) -> Plays:
     """A game-3 game of the given seats, played in-process by the one game loop."""
-    players = []
-    for i, spec in enumerate(seats):
-        name, params = parse_seat(spec)
-        players.append(make_strategy(name, {"seed": seed * 4 + i, **params}))
-    record = play_local(3, seed, players, move_time).record
+    record = play_local(3, seed, seat_players(seats, seed), move_time).record
     return _plays(
         record.state.geometry,
         ((e.seat, e.kind, e.x, e.y, e.split, e.direction) for e in record.events),
@@ -80,17 +76,6 @@ def record_of_replay(path: Path) -> Plays:
     return _plays(initial_state(replay).geometry, events)
 
 
-def _replay_play(truth: GameState, kind: str, cell: int, split: int, direction: int) -> None:
-    if kind == "place":
-        truth.place(cell)
-    elif kind == "move":
-        truth.apply(Move(cell, split, direction))
-    elif kind == "pass":
-        truth.apply_pass()
-    else:
-        truth.skip_turn()
-
-
 def observed_splits(record: Plays) -> list[tuple[int, int]]:
     """(stack size, split) of every move, read off the truth: the prior's training data."""
     truth = GameState(get_setting(3), record.geometry)
@@ -98,7 +83,7 @@ def observed_splits(record: Plays) -> list[tuple[int, int]]:
     for _seat, kind, cell, split, direction in record.plays:
         if kind == "move":
             out.append((truth.sheep[cell], split))
-        _replay_play(truth, kind, cell, split, direction)
+        replay_turn(truth, kind, cell, split, direction)
     return out
 
 
@@ -131,7 +116,7 @@ def _views(
                 belief.update(report.actions, mine, odds, shares)
             if not mine.placing:
                 yield mine, truth
-        _replay_play(truth, kind, cell, split, direction)
+        replay_turn(truth, kind, cell, split, direction)
 
 
 def errors_of_view(

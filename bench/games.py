@@ -1,8 +1,9 @@
-"""Recorded random games for the benches, played by the one game loop.
+"""Games for the benches, played by the one game loop, and their replay.
 
 Four ``random`` strategies play a game in-process (``arena.local``); a listener
 keeps what the benches need: the boards one seat is sent, and the true
-positions before each move.
+positions before each move. ``seat_players`` makes the strategies of seat specs,
+``replay_turn`` plays a recorded turn on the true state again.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from dataclasses import dataclass, field
 
 from arena.local import play_local
 from arena.referee import Event, GameRecord
-from state.game import GameState
-from strategies.registry import make_strategy
+from state.game import GameState, Move
+from strategies.base import Strategy
+from strategies.registry import make_strategy, parse_seat
 
 Board = list[list[int]]
 
@@ -49,3 +51,25 @@ def random_game(game: int, seed: int, seat: int = 1, time_limit: float = 1.0) ->
     players = [make_strategy("random", {"seed": seed * 4 + k}) for k in range(4)]
     play_local(game, seed, players, time_limit, listener=watcher)
     return watcher
+
+
+def seat_players(specs: Sequence[str], seed: int) -> list[Strategy]:
+    """The strategies of seat specs (``name:key=value``), seat ``k``'s seeded
+    ``seed * 4 + k``."""
+    players = []
+    for k, spec in enumerate(specs):
+        name, params = parse_seat(spec)
+        players.append(make_strategy(name, {"seed": seed * 4 + k, **params}))
+    return players
+
+
+def replay_turn(truth: GameState, kind: str, cell: int, split: int, direction: int) -> None:
+    """One recorded turn (``arena.referee.Event``'s kinds) played on ``truth`` again."""
+    if kind == "place":
+        truth.place(cell)
+    elif kind == "move":
+        truth.apply(Move(cell, split, direction))
+    elif kind == "pass":
+        truth.apply_pass()
+    else:
+        truth.skip_turn()

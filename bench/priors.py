@@ -25,12 +25,12 @@ from typing import Any
 from arena.local import play_local
 from arena.referee import GameRecord
 from bench import print_figures, quiet_games
-from state.game import GameState, Move
+from bench.games import replay_turn, seat_players
+from state.game import GameState
 from state.settings import get_setting
 from strategies.base import ConfigError
 from strategies.common import area_split, slide_key
 from strategies.mcts import MctsParams
-from strategies.registry import make_strategy, parse_seat
 
 TEMPERATURES = (0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0, 5.6, 8.0, 16.0, 64.0)
 """The temperatures a strategy's choices are fitted among (``Choices.fit``)."""
@@ -67,26 +67,17 @@ def choices_in(record: GameRecord, names: dict[int, str], out: dict[str, Choices
     truth = GameState(record.setting, record.state.geometry)
     n = truth.geometry.size
     for e in record.events:
-        if e.kind == "place":
-            truth.place(e.x * n + e.y)
-        elif e.kind == "pass":
-            truth.apply_pass()
-        elif e.kind == "skip":
-            truth.skip_turn()
-        else:
-            cell = e.x * n + e.y
+        cell = e.x * n + e.y
+        if e.kind == "move":
             slides = truth.slides()
-            free = [c for c, o in enumerate(truth.owner) if o == 0]
-            truth.apply(Move(cell, e.split, e.direction))
-            dst = next(c for c in free if truth.owner[c] == e.seat)
-            truth.undo()
-            keys = [slide_key(truth, c, d, area_split(truth, c, d)) for c, _, d in slides]
-            picked = [k for k, (c, _, d) in enumerate(slides) if (c, d) == (cell, dst)]
+            picked = [k for k, (c, d, _) in enumerate(slides) if (c, d) == (cell, e.direction)]
             if len(slides) > 1 and picked:
                 choices = out.setdefault(names[e.seat], Choices())
-                choices.keys.append(keys)
+                choices.keys.append(
+                    [slide_key(truth, c, t, area_split(truth, c, t)) for c, _, t in slides]
+                )
                 choices.chosen.append(picked[0])
-            truth.apply(Move(cell, e.split, e.direction))
+        replay_turn(truth, e.kind, cell, e.split, e.direction)
 
 
 def label(spec: str) -> str:
@@ -107,10 +98,7 @@ def bench_priors(
     found: dict[str, Choices] = {}
     for g in range(games):
         lineup = [seats[(k + g) % 4] for k in range(4)]
-        players = []
-        for k, spec in enumerate(lineup):
-            name, params = parse_seat(spec)
-            players.append(make_strategy(name, {"seed": (seed + g) * 4 + k, **params}))
+        players = seat_players(lineup, seed + g)
         try:
             record = play_local(game, seed + g, players, time_limit).record
         finally:
