@@ -94,6 +94,11 @@ class MctsParams(BaseModel):
         or ``prior_temperature`` where it is 0 (both trees read it here)."""
         return self.prior_temperature_other or self.prior_temperature
 
+    def prior_temperature_at(self, mine: bool) -> float:
+        """The priors' temperature at a node of the searching seat (``mine``) or of
+        another seat."""
+        return self.prior_temperature if mine else self.other_prior_temperature
+
     c_puct: float = Field(1.0, gt=0, description="PUCT exploration")
     c_puct_other: float = Field(
         0.0,
@@ -536,9 +541,7 @@ class Mcts:
         applied = 0
         while True:
             if node.edges is None:
-                temperature = (
-                    p.prior_temperature if node.to_move == me else p.other_prior_temperature
-                )
+                temperature = p.prior_temperature_at(node.to_move == me)
                 if draws is None or node.to_move == me:
                     rule = rules.get(node.to_move)
                     expand(node, state, temperature, RULES[rule] if rule else None)

@@ -117,8 +117,7 @@ def walk(tree: CompiledTree, state: GameState, params: HybridParams, rules: dict
             return
         rule = rules.get(state.to_move)
         py = Node(state.to_move, state.hash)
-        mine = state.to_move == me
-        temperature = params.prior_temperature if mine else params.other_prior_temperature
+        temperature = params.prior_temperature_at(state.to_move == me)
         expand(py, state, temperature, RULES[rule] if rule else None)
         assert bool(tree.node_i[k, N_TERMINAL]) == py.terminal
         assert py.edges is not None
