@@ -248,14 +248,29 @@ def relative_value(values: Sequence[float], seat: int, setting: GameSetting) -> 
 # -------------------------------------------------------------------- move features
 
 
-def slide_key(state: GameState, cell: int, dst: int, split: int) -> float:
-    """Cheap local worth of a slide for the player to move (priors, move ordering).
+PRIOR_TERMS = ("gain", "stranded", "trapped", "squeezed", "room4", "room", "foes")
+"""What ``slide_terms`` measures of a slide, in order (see there)."""
+KEY_WEIGHTS: tuple[float, ...] = (1.0, -1.5, 1.0, -0.5, 0.3, 0.0, 0.0)
+"""The hand-set weights of ``slide_key``'s terms (move ordering; the tree's priors
+before stop 66)."""
+
+
+def slide_terms(state: GameState, cell: int, dst: int, split: int) -> tuple[float, ...]:
+    """What a slide of the player to move does, measured locally (``PRIOR_TERMS``).
 
     Looks at the board as the slide would leave it (only ``dst`` changes owner; the
-    slide itself is not played, this is the expansion's hot path): the score gain,
-    sheep left stranded on a stack that can never move again (at the source or at
-    the destination), opponents' stacks trapped by the destination, and the room at
-    the destination.
+    slide itself is not played, this is the expansion's hot path):
+
+    - ``gain``: the exact score gained by taking ``dst``;
+    - ``stranded``: sheep left on a stack that can never move again (at the source or
+      at the destination), all but one of each;
+    - ``trapped``: opponents' stacks next to ``dst`` that it boxes in for good, each
+      ``min(sheep - 1, 8) + 2``;
+    - ``squeezed`` (game 4): the partner's live stacks next to ``dst``, and the same
+      measure of those it boxes in;
+    - ``room4`` and ``room``: the directions a stack on ``dst`` could slide, at most 4
+      and all;
+    - ``foes``: opponents' live stacks next to ``dst`` (each loses a direction).
     """
     me = state.to_move
     owner = state.owner
@@ -273,6 +288,7 @@ def slide_key(state: GameState, cell: int, dst: int, split: int) -> float:
         stranded += split - 1
     trapped = 0
     squeezed = 0
+    foes = 0
     ally = state.setting.partner(me) or me
     for ray in rays[dst]:
         if not ray:
@@ -282,6 +298,7 @@ def slide_key(state: GameState, cell: int, dst: int, split: int) -> float:
         if o <= 0 or o == me or sheep[c] <= 1:
             continue
         if o != ally:
+            foes += 1
             if free_dirs(owner, rays[c]) == 0:
                 trapped += min(sheep[c] - 1, 8) + 2
         else:
@@ -291,4 +308,17 @@ def slide_key(state: GameState, cell: int, dst: int, split: int) -> float:
             if free_dirs(owner, rays[c]) == 0:
                 squeezed += min(sheep[c] - 1, 8) + 2
     owner[dst] = FREE
-    return gain - 1.5 * stranded + 1.0 * trapped - 0.5 * squeezed + 0.3 * min(room, 4)
+    return (gain, stranded, trapped, squeezed, min(room, 4), room, foes)
+
+
+def slide_key(
+    state: GameState, cell: int, dst: int, split: int, weights: Sequence[float] = KEY_WEIGHTS
+) -> float:
+    """Cheap local worth of a slide for the player to move (priors, move ordering): its
+    terms (``slide_terms``) weighted by ``weights``."""
+    gain, stranded, trapped, squeezed, room4, room, foes = slide_terms(state, cell, dst, split)
+    w = weights
+    return (
+        w[0] * gain + w[1] * stranded + w[2] * trapped + w[3] * squeezed
+        + w[4] * room4 + w[5] * room + w[6] * foes
+    )  # fmt: skip

@@ -29,11 +29,18 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from state.game import UNKNOWN, GameState, Move
 from strategies.base import Budget
-from strategies.common import area_split, paranoid_rewards, rewards, score_rewards
+from strategies.common import (
+    KEY_WEIGHTS,
+    PRIOR_TERMS,
+    area_split,
+    paranoid_rewards,
+    rewards,
+    score_rewards,
+)
 from strategies.kernel import (
     SPLIT_RULES,
     KernelName,
@@ -148,6 +155,14 @@ class MctsParams(BaseModel):
             'there too; README, issue 17, "How greedily the other seats play")'
         ),
     )
+    prior_weights: tuple[float, ...] = Field(
+        KEY_WEIGHTS,
+        description=(
+            "weights of the slide's terms in the priors' key, in the order of "
+            f"strategies.common.PRIOR_TERMS ({', '.join(PRIOR_TERMS)}); a list, or a "
+            "comma-separated string on the command line"
+        ),
+    )
     pw_base: int = Field(2, ge=1, description="split sizes open from the start")
     pw_c: float = Field(1.0, ge=0, description="progressive widening factor")
     pw_alpha: float = Field(0.4, ge=0, le=1, description="progressive widening exponent")
@@ -226,6 +241,20 @@ class MctsParams(BaseModel):
             "above 1, and until it compiles)"
         ),
     )
+
+    @field_validator("prior_weights", mode="before")
+    @classmethod
+    def _weights_from_text(cls, value: object) -> object:
+        """``--param prior_weights=1,-1.5,...`` arrives as one string; one weight a
+        term."""
+        if isinstance(value, str):
+            value = tuple(v.strip() for v in value.split(","))
+        if isinstance(value, (list, tuple)) and len(value) != len(PRIOR_TERMS):
+            raise ValueError(
+                f"{len(PRIOR_TERMS)} weights, one for each of {', '.join(PRIOR_TERMS)}; "
+                f"got {len(value)}"
+            )
+        return value
 
     def playout_policy(self) -> PlayoutPolicy:
         """The kernel's policy for ``playout``."""
@@ -330,7 +359,7 @@ class Mcts:
         """Give the root its edges now (before priors or restrictions), if it has none."""
         assert self.root is not None
         if self.root.edges is None:
-            expand(self.root, state, self.params.prior_temperature)
+            expand(self.root, state, self.params.prior_temperature, None, self.params.prior_weights)
 
     def set_root_priors(self, priors: dict[tuple[int, int], float], weight: float) -> None:
         """Blend outside knowledge (e.g. alpha-beta's root values) into the root priors."""
@@ -433,7 +462,8 @@ class Mcts:
         assert root is not None
         if root.edges is None:
             rule = self.split_rules.get(root.to_move)
-            expand(root, state, self.params.prior_temperature, RULES[rule] if rule else None)
+            p = self.params
+            expand(root, state, p.prior_temperature, RULES[rule] if rule else None, p.prior_weights)
         if not root.edges:
             return  # nothing to choose: the caller passes or the game is over
         trees = self.compiled_trees(state, sample)
@@ -531,6 +561,7 @@ class Mcts:
         c_puct, by_availability = p.c_puct, draws is not None
         c_other = p.other_c_puct
         fpu, fpu_other = p.fpu, p.fpu_other
+        weights = p.prior_weights
         hidden_splits = draws.splits if draws is not None else None
         rules = self.split_rules
         depth_cap = p.tree_depth
@@ -544,9 +575,9 @@ class Mcts:
                 temperature = p.prior_temperature_at(node.to_move == me)
                 if draws is None or node.to_move == me:
                     rule = rules.get(node.to_move)
-                    expand(node, state, temperature, RULES[rule] if rule else None)
+                    expand(node, state, temperature, RULES[rule] if rule else None, weights)
                 else:
-                    expand_open(node, state, draws.never, temperature)
+                    expand_open(node, state, draws.never, temperature, weights)
                 self.nodes += 1
                 return trail, applied, draws is None and node.terminal
             mover = node.to_move

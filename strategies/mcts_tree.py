@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Sequence
 
 from state.game import GameState
 from state.geometry import DIRECTION_KEYS, FREE
-from strategies.common import area_split, slide_key, split_candidates
+from strategies.common import KEY_WEIGHTS, area_split, slide_key, split_candidates
 from strategies.opponents import SplitRule
 
 
@@ -106,11 +107,16 @@ def softmax(keys: list[float], temperature: float) -> list[float]:
 
 # ----------------------------------------------------------------------- expansion
 def expand(
-    node: Node, state: GameState, prior_temperature: float, split_rule: SplitRule | None = None
+    node: Node,
+    state: GameState,
+    prior_temperature: float,
+    split_rule: SplitRule | None = None,
+    weights: Sequence[float] = KEY_WEIGHTS,
 ) -> None:
-    """Edges for every slide of the seat to move in ``state``, priors by the cheap key;
-    a node without slides is marked terminal if the game is over. With ``split_rule``
-    (the seat's learned rule, ``strategies.opponents``) each slide has that one split."""
+    """Edges for every slide of the seat to move in ``state``, priors by the cheap key
+    (its terms weighted by ``weights``); a node without slides is marked terminal if
+    the game is over. With ``split_rule`` (the seat's learned rule,
+    ``strategies.opponents``) each slide has that one split."""
     slides = state.slides()
     if not slides:
         node.edges = []
@@ -125,7 +131,7 @@ def expand(
         area = area_split(state, cell, dst)
         e = Edge(cell, direction, dst, count, area)
         edges.append(e)
-        keys.append(slide_key(state, cell, dst, area))
+        keys.append(slide_key(state, cell, dst, area, weights))
     for e, pr in zip(edges, softmax(keys, prior_temperature), strict=True):
         e.prior = pr
     if split_rule is not None:
@@ -136,7 +142,13 @@ def expand(
     node.edges = edges
 
 
-def expand_open(node: Node, state: GameState, never: set[int], prior_temperature: float) -> None:
+def expand_open(
+    node: Node,
+    state: GameState,
+    never: set[int],
+    prior_temperature: float,
+    weights: Sequence[float] = KEY_WEIGHTS,
+) -> None:
     """Edges of another seat whose counts are hidden: every slide of every stack not
     known to hold one sheep, whether or not it can move in this world."""
     owner = state.owner
@@ -159,7 +171,7 @@ def expand_open(node: Node, state: GameState, never: set[int], prior_temperature
             area = area_split(state, cell, dst) if movable else 1
             edges.append(Edge(cell, DIRECTION_KEYS[k], dst, 0, area))
             # A slide this world does not allow still needs a prior: a low one.
-            keys.append(slide_key(state, cell, dst, area) if movable else -3.0)
+            keys.append(slide_key(state, cell, dst, area, weights) if movable else -3.0)
     for e, pr in zip(edges, softmax(keys, prior_temperature), strict=True):
         e.prior = pr
     node.edges = edges

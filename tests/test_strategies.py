@@ -20,6 +20,8 @@ from state.settings import SETTINGS, get_setting
 from strategies.alphabeta import INF, AlphaBeta
 from strategies.base import Budget, ParameterError
 from strategies.common import (
+    KEY_WEIGHTS,
+    PRIOR_TERMS,
     EvalWeights,
     determinize,
     evaluate,
@@ -27,6 +29,7 @@ from strategies.common import (
     paranoid_rewards,
     score_rewards,
     slide_key,
+    slide_terms,
 )
 from strategies.hybrid import HybridStrategy
 from strategies.kernel import SPLIT_RULES, fast_available, wait_warm
@@ -434,8 +437,8 @@ def test_the_tree_grows_no_deeper_than_tree_depth(cap: int) -> None:
     assert tree_plies(mcts.root) > 1
 
 
-def played_slide_key(state: GameState, cell: int, dst: int, split: int) -> float:
-    """``slide_key``'s terms read off the board after the slide is really played."""
+def played_slide_terms(state: GameState, cell: int, dst: int, split: int) -> tuple[float, ...]:
+    """``slide_terms`` read off the board after the slide is really played."""
     me = state.to_move
     owner, sheep, rays = state.owner, state.sheep, state.geometry.rays
     before = state.regions.score[me]
@@ -449,7 +452,7 @@ def played_slide_key(state: GameState, cell: int, dst: int, split: int) -> float
     stranded = (left - 1 if left > 1 and free(cell) == 0 else 0) + (
         split - 1 if split > 1 and free(dst) == 0 else 0
     )
-    trapped = squeezed = 0
+    trapped = squeezed = foes = 0
     ally = state.setting.partner(me) or me
     for c in (ray[0] for ray in rays[dst] if ray):
         if owner[c] <= 0 or owner[c] == me or sheep[c] <= 1:
@@ -457,29 +460,40 @@ def played_slide_key(state: GameState, cell: int, dst: int, split: int) -> float
         boxed = min(sheep[c] - 1, 8) + 2 if free(c) == 0 else 0
         if owner[c] != ally:
             trapped += boxed
+            foes += 1
         else:
             squeezed += 1 + boxed
     room = free(dst)
     state.undo()
-    return gain - 1.5 * stranded + trapped - 0.5 * squeezed + 0.3 * min(room, 4)
+    return (gain, stranded, trapped, squeezed, min(room, 4), room, foes)
 
 
 @pytest.mark.parametrize("game", [1, 2, 4])
-def test_slide_key_reads_the_board_as_the_played_slide_leaves_it(game: int) -> None:
-    """The prior's key, computed without playing the slide, against the same terms
-    counted on the board after the slide is played, for every slide and a few splits
-    in positions from placement to the end; the state is left as it was."""
-    checked = 0
+def test_slide_terms_read_the_board_as_the_played_slide_leaves_it(game: int) -> None:
+    """The prior key's terms, computed without playing the slide, against the same
+    terms counted on the board after the slide is played, for every slide and a few
+    splits in positions from placement to the end; the key is their sum by the
+    weights given (the hand-set ones by default); the state is left as it was."""
+    learned = (0.5, -2.0, 0.4, -0.7, 0.0, 0.6, 0.5)
+    checked = foes = 0
     for state in positions(game, 12, seed=game):
         before = state.canonical()
         for cell, _direction, dst in state.slides():
             count = state.sheep[cell]
             for split in sorted({1, count // 2, count - 1}):
-                got = slide_key(state, cell, dst, split)
-                assert got == pytest.approx(played_slide_key(state, cell, dst, split))
+                want = played_slide_terms(state, cell, dst, split)
+                assert slide_terms(state, cell, dst, split) == pytest.approx(want)
+                for weights in (KEY_WEIGHTS, learned):
+                    key = sum(w * t for w, t in zip(weights, want, strict=True))
+                    assert slide_key(state, cell, dst, split, weights) == pytest.approx(key)
+                assert slide_key(state, cell, dst, split) == pytest.approx(
+                    slide_key(state, cell, dst, split, KEY_WEIGHTS)
+                )
                 checked += 1
+                foes += want[PRIOR_TERMS.index("foes")] > 0
         assert state.canonical() == before
     assert checked > 30
+    assert foes > 0  # the positions have slides next to the other seats' live stacks
 
 
 @pytest.mark.parametrize("k", [1, 3])
@@ -585,12 +599,20 @@ def test_playout_split_rule_is_every_seats_split(playout: str, split: str) -> No
         MctsParams(playout_split_rule="thirds")
 
 
-@pytest.mark.parametrize("other", [0.0, 0.5, 8.0])
-def test_the_other_seats_nodes_take_their_own_prior_temperature(other: float) -> None:
-    """The Python tree's priors: a softmax of the slide keys at ``prior_temperature`` at
-    the searching seat's nodes, at ``prior_temperature_other`` (0: the same) at the
-    other seats'."""
-    params = MctsParams(tree="python", kernel="python", prior_temperature_other=other)
+LEARNED = (0.7, -2.1, 0.4, -1.0, 0.0, 0.6, 0.5)
+"""Prior weights unlike the hand-set ones: uncapped room and the foes count in."""
+
+
+@pytest.mark.parametrize(("other", "weights"), [(0.0, KEY_WEIGHTS), (0.5, LEARNED), (8.0, LEARNED)])
+def test_the_other_seats_nodes_take_their_own_prior_temperature(
+    other: float, weights: tuple[float, ...]
+) -> None:
+    """The Python tree's priors: a softmax of the slide keys (by ``prior_weights``) at
+    ``prior_temperature`` at the searching seat's nodes, at ``prior_temperature_other``
+    (0: the same) at the other seats'."""
+    params = MctsParams(
+        tree="python", kernel="python", prior_temperature_other=other, prior_weights=weights
+    )
     assert params.other_prior_temperature == (other or params.prior_temperature)
     state = positions(1, 2, seed=9)[1]  # every seat has slides: the tree reaches ours again
     me = state.to_move
@@ -603,7 +625,7 @@ def test_the_other_seats_nodes_take_their_own_prior_temperature(other: float) ->
         if not node.edges or len(node.edges) < 2:
             return
         mine = node.to_move == me
-        keys = [slide_key(state, e.cell, e.dst, e.area) for e in node.edges]
+        keys = [slide_key(state, e.cell, e.dst, e.area, weights) for e in node.edges]
         t = params.prior_temperature if mine else params.other_prior_temperature
         want = softmax(keys, t)
         assert [e.prior for e in node.edges] == pytest.approx(want, rel=1e-9, abs=1e-12)
@@ -618,6 +640,19 @@ def test_the_other_seats_nodes_take_their_own_prior_temperature(other: float) ->
     assert mcts.root is not None
     check(mcts.root)
     assert checked[True] >= 2 and checked[False] >= 3
+
+
+def test_prior_weights_come_as_a_list_or_as_text_one_for_each_term() -> None:
+    """``prior_weights`` from a parameter file (a list) or the command line (text); a
+    wrong count or a word is refused with the terms named."""
+    assert MctsParams().prior_weights == KEY_WEIGHTS
+    assert MctsParams(prior_weights=list(LEARNED)).prior_weights == LEARNED
+    text = ",".join(str(w) for w in LEARNED)
+    assert HybridStrategy({"prior_weights": text}).params.prior_weights == LEARNED
+    with pytest.raises(ParameterError, match="7 weights, one for each of gain, stranded"):
+        HybridStrategy({"prior_weights": "1,2,3"})
+    with pytest.raises(ParameterError, match="prior_weights"):
+        HybridStrategy({"prior_weights": "1,2,3,4,5,6,many"})
 
 
 @pytest.mark.parametrize("playout", ["heuristic", "heuristic-random", "random"])

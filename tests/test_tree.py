@@ -21,7 +21,7 @@ from state.geometry import DIRECTION_KEYS
 from state.scoring import PLACE_POINTS
 from state.settings import SETTINGS
 from strategies.base import Budget
-from strategies.common import paranoid_rewards, score_rewards, split_candidates
+from strategies.common import KEY_WEIGHTS, paranoid_rewards, score_rewards, split_candidates
 from strategies.hybrid import HybridParams
 from strategies.kernel import PASS, fast_available, wait_warm
 from strategies.mcts import Mcts
@@ -118,7 +118,7 @@ def walk(tree: CompiledTree, state: GameState, params: HybridParams, rules: dict
         rule = rules.get(state.to_move)
         py = Node(state.to_move, state.hash)
         temperature = params.prior_temperature_at(state.to_move == me)
-        expand(py, state, temperature, RULES[rule] if rule else None)
+        expand(py, state, temperature, RULES[rule] if rule else None, params.prior_weights)
         assert bool(tree.node_i[k, N_TERMINAL]) == py.terminal
         assert py.edges is not None
         start = int(tree.node_i[k, N_FIRST])
@@ -186,17 +186,26 @@ def walk(tree: CompiledTree, state: GameState, params: HybridParams, rules: dict
     plies=st.sampled_from([0, 8, 30, 60]),
     split_value=st.sampled_from([0.0, 1.0]),
     other_temperature=st.sampled_from([0.0, 6.0]),
+    weights=st.sampled_from([KEY_WEIGHTS, (0.7, -2.1, 0.4, -1.0, 0.0, 0.6, 0.5)]),
 )
 def test_every_node_is_the_python_trees(
-    game: int, seed: int, plies: int, split_value: float, other_temperature: float
+    game: int,
+    seed: int,
+    plies: int,
+    split_value: float,
+    other_temperature: float,
+    weights: tuple[float, ...],
 ) -> None:
     """Node for node the Python tree's, the priors at each node's temperature (the
-    other seats' their own with ``prior_temperature_other``)."""
+    other seats' their own with ``prior_temperature_other``) and by the key's
+    weights (``prior_weights``)."""
     wait_warm(None)
     state = position(game, seed, plies)
     if not state.slides():
         return
-    params = HybridParams(split_value=split_value, prior_temperature_other=other_temperature)
+    params = HybridParams(
+        split_value=split_value, prior_temperature_other=other_temperature, prior_weights=weights
+    )
     before = (list(state.owner), list(state.sheep), state.hash)
     tree = searched(state, params, 600)
     assert (list(state.owner), list(state.sheep), state.hash) == before

@@ -105,9 +105,10 @@ def _label_regions(
 @jit
 def _slide_key(
     owner: Any, sheep: Any, first: Any, nb_off: Any, nb_cells: Any, pw: Any,
-    label: Any, size: Any, me: int, ally: int, cell: int, dst: int, split: int,
+    label: Any, size: Any, me: int, ally: int, cell: int, dst: int, split: int, weights: Any,
 ) -> float:  # fmt: skip
-    """``strategies.common.slide_key`` (the gain from ``me``'s region labels)."""
+    """``strategies.common.slide_key`` with ``weights`` (the gain from ``me``'s region
+    labels)."""
     seen = np.empty(8, np.int64)
     n_seen = 0
     total = 1
@@ -137,12 +138,14 @@ def _slide_key(
         stranded += split - 1
     trapped = 0
     squeezed = 0
+    foes = 0
     for k in range(8):
         c = first[8 * dst + k]
         o = owner[c]
         if o <= 0 or o == me or sheep[c] <= 1:
             continue
         if o != ally:
+            foes += 1
             if _free_dirs(first, owner, c) == 0:
                 trapped += min(sheep[c] - 1, 8) + 2
         else:
@@ -150,7 +153,11 @@ def _slide_key(
             if _free_dirs(first, owner, c) == 0:
                 squeezed += min(sheep[c] - 1, 8) + 2
     owner[dst] = 0
-    return gain - 1.5 * stranded + 1.0 * trapped - 0.5 * squeezed + 0.3 * min(room, 4)  # type: ignore[no-any-return]
+    return (  # type: ignore[no-any-return]
+        weights[0] * gain + weights[1] * stranded + weights[2] * trapped
+        + weights[3] * squeezed + weights[4] * min(room, 4) + weights[5] * room
+        + weights[6] * foes
+    )  # fmt: skip
 
 
 @jit
@@ -181,7 +188,8 @@ def _new_node(node_i: Any, node_n: Any, counts: Any, mover: int) -> int:
 @jit
 def _expand(
     k: int, owner: Any, sheep: Any, tables: Any, ally_of: Any, rules: Any, temperature: float,
-    node_i: Any, edge_i: Any, edge_f: Any, edge_n: Any, split_i: Any, split_w: Any, counts: Any,
+    weights: Any, node_i: Any, edge_i: Any, edge_f: Any, edge_n: Any, split_i: Any,
+    split_w: Any, counts: Any,
 ) -> None:  # fmt: skip
     """``mcts_tree.expand``: the edges of node ``k`` for the position in ``owner`` and
     ``sheep``, or none (and terminal if no seat can move)."""
@@ -216,7 +224,7 @@ def _expand(
             edge_f[j, 1] = 0.0
             key = _slide_key(
                 owner, sheep, first, nb_off, nb_cells, pw, label, size, me, ally_of[me],
-                cell, dst, area,
+                cell, dst, area, weights,
             )  # fmt: skip
             edge_f[j, 0] = key
             top = max(top, key)
@@ -458,7 +466,8 @@ def _run(
     arrays might not hold the next one). ``config``: c_puct, fpu (both at ``me``'s
     nodes), c_split, pw_c, pw_alpha, temperature (the priors' at ``me``'s nodes), margin,
     paranoia, epsilon, MAST visits, fpu and c_puct at the other seats' nodes, the split
-    value share (``_select_edge``), the priors' temperature at the other seats' nodes;
+    value share (``_select_edge``), the priors' temperature at the other seats' nodes,
+    then the priors' key weights (``MctsParams.prior_weights``);
     ``ints``: pw_base, depth cap, samples, area split, cutoff, me, the widest expansion;
     ``counts``: nodes, edges, splits, the deepest path, nodes expanded. ``mast_w`` and
     ``mast_n`` not empty (then ``turns`` has room for a playout): each seat's reward sum
@@ -470,6 +479,7 @@ def _run(
     margin, paranoia, epsilon, mast_visits = config[6], config[7], config[8], config[9]
     fpu_other, c_other, split_value = config[10], config[11], config[12]
     temperature_other = config[13]
+    weights = config[14:]
     pw_base, depth_cap, samples, area = ints[0], ints[1], ints[2], ints[3] != 0
     cutoff, me, widest = ints[4], ints[5], ints[6]
     first, ray_off, ray_cells, nb_off, nb_cells, cells, pw, ar_off, ar_cells = tables
@@ -495,7 +505,7 @@ def _run(
             if node_i[k, N_EDGES] < 0:
                 t = temperature if node_i[k, N_MOVER] == me else temperature_other
                 _expand(
-                    k, owner, sheep, tables, partner, seat_rules, t,
+                    k, owner, sheep, tables, partner, seat_rules, t, weights,
                     node_i, edge_i, edge_f, edge_n, split_i, split_w, counts,
                 )  # fmt: skip
                 finished = node_i[k, N_EDGES] == 0 and node_i[k, N_TERMINAL] == 1
@@ -627,7 +637,7 @@ class CompiledTree:
                 params.c_puct, params.fpu, params.c_split, params.pw_c, params.pw_alpha,
                 params.prior_temperature, params.margin, params.paranoia, policy.epsilon,
                 params.mast_visits, params.fpu_other, params.other_c_puct,
-                params.split_value, params.other_prior_temperature,
+                params.split_value, params.other_prior_temperature, *params.prior_weights,
             ],
             np.float64,
         )  # fmt: skip
