@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from state.game import UNKNOWN, GameState, Move
 from strategies.base import Budget
@@ -101,6 +101,16 @@ class MctsParams(BaseModel):
         or ``prior_temperature`` where it is 0 (both trees read it here)."""
         return self.prior_temperature_other or self.prior_temperature
 
+    @property
+    def other_prior_weights(self) -> tuple[float, ...]:
+        """The key's weights at the other seats' nodes: ``prior_weights_other``, or
+        ``prior_weights`` where it is empty (both trees read it here)."""
+        return self.prior_weights_other or self.prior_weights
+
+    def prior_weights_at(self, mine: bool) -> tuple[float, ...]:
+        """The key's weights at a node of the searching seat (``mine``) or of another."""
+        return self.prior_weights if mine else self.other_prior_weights
+
     def prior_temperature_at(self, mine: bool) -> float:
         """The priors' temperature at a node of the searching seat (``mine``) or of
         another seat."""
@@ -161,6 +171,13 @@ class MctsParams(BaseModel):
             "weights of the slide's terms in the priors' key, in the order of "
             f"strategies.common.PRIOR_TERMS ({', '.join(PRIOR_TERMS)}); a list, or a "
             "comma-separated string on the command line"
+        ),
+    )
+    prior_weights_other: tuple[float, ...] = Field(
+        (),
+        description=(
+            "the key's weights at the other seats' nodes, as prior_weights (empty: "
+            "prior_weights there too)"
         ),
     )
     pw_base: int = Field(2, ge=1, description="split sizes open from the start")
@@ -242,17 +259,20 @@ class MctsParams(BaseModel):
         ),
     )
 
-    @field_validator("prior_weights", mode="before")
+    @field_validator("prior_weights", "prior_weights_other", mode="before")
     @classmethod
-    def _weights_from_text(cls, value: object) -> object:
+    def _weights_from_text(cls, value: object, info: ValidationInfo) -> object:
         """``--param prior_weights=1,-1.5,...`` arrives as one string; one weight a
-        term."""
+        term (``prior_weights_other`` may also be empty)."""
         if isinstance(value, str):
-            value = tuple(v.strip() for v in value.split(","))
-        if isinstance(value, (list, tuple)) and len(value) != len(PRIOR_TERMS):
+            value = tuple(v.strip() for v in value.split(",") if v.strip())
+        other = info.field_name == "prior_weights_other"
+        wrong = isinstance(value, (list, tuple)) and len(value) != len(PRIOR_TERMS)
+        if wrong and not (other and not value):
             raise ValueError(
-                f"{len(PRIOR_TERMS)} weights, one for each of {', '.join(PRIOR_TERMS)}; "
-                f"got {len(value)}"
+                f"{len(PRIOR_TERMS)} weights, one for each of {', '.join(PRIOR_TERMS)}"
+                f"{' (or none: prior_weights there too)' if other else ''}; "
+                f"got {len(value)}"  # type: ignore[arg-type]
             )
         return value
 
@@ -561,7 +581,6 @@ class Mcts:
         c_puct, by_availability = p.c_puct, draws is not None
         c_other = p.other_c_puct
         fpu, fpu_other = p.fpu, p.fpu_other
-        weights = p.prior_weights
         hidden_splits = draws.splits if draws is not None else None
         rules = self.split_rules
         depth_cap = p.tree_depth
@@ -573,6 +592,7 @@ class Mcts:
         while True:
             if node.edges is None:
                 temperature = p.prior_temperature_at(node.to_move == me)
+                weights = p.prior_weights_at(node.to_move == me)
                 if draws is None or node.to_move == me:
                     rule = rules.get(node.to_move)
                     expand(node, state, temperature, RULES[rule] if rule else None, weights)

@@ -603,16 +603,29 @@ LEARNED = (0.7, -2.1, 0.4, -1.0, 0.0, 0.6, 0.5)
 """Prior weights unlike the hand-set ones: uncapped room and the foes count in."""
 
 
-@pytest.mark.parametrize(("other", "weights"), [(0.0, KEY_WEIGHTS), (0.5, LEARNED), (8.0, LEARNED)])
+@pytest.mark.parametrize(
+    ("other", "weights", "other_weights"),
+    [
+        (0.0, KEY_WEIGHTS, ()),
+        (0.5, LEARNED, ()),
+        (8.0, LEARNED, KEY_WEIGHTS),
+        (0.0, KEY_WEIGHTS, LEARNED),
+    ],
+)
 def test_the_other_seats_nodes_take_their_own_prior_temperature(
-    other: float, weights: tuple[float, ...]
+    other: float, weights: tuple[float, ...], other_weights: tuple[float, ...]
 ) -> None:
     """The Python tree's priors: a softmax of the slide keys (by ``prior_weights``) at
     ``prior_temperature`` at the searching seat's nodes, at ``prior_temperature_other``
-    (0: the same) at the other seats'."""
+    (0: the same) by ``prior_weights_other`` (empty: the same) at the other seats'."""
     params = MctsParams(
-        tree="python", kernel="python", prior_temperature_other=other, prior_weights=weights
+        tree="python",
+        kernel="python",
+        prior_temperature_other=other,
+        prior_weights=weights,
+        prior_weights_other=other_weights,
     )
+    assert params.other_prior_weights == (other_weights or weights)
     assert params.other_prior_temperature == (other or params.prior_temperature)
     state = positions(1, 2, seed=9)[1]  # every seat has slides: the tree reaches ours again
     me = state.to_move
@@ -625,7 +638,8 @@ def test_the_other_seats_nodes_take_their_own_prior_temperature(
         if not node.edges or len(node.edges) < 2:
             return
         mine = node.to_move == me
-        keys = [slide_key(state, e.cell, e.dst, e.area, weights) for e in node.edges]
+        w = weights if mine else (other_weights or weights)
+        keys = [slide_key(state, e.cell, e.dst, e.area, w) for e in node.edges]
         t = params.prior_temperature if mine else params.other_prior_temperature
         want = softmax(keys, t)
         assert [e.prior for e in node.edges] == pytest.approx(want, rel=1e-9, abs=1e-12)
@@ -653,6 +667,14 @@ def test_prior_weights_come_as_a_list_or_as_text_one_for_each_term() -> None:
         HybridStrategy({"prior_weights": "1,2,3"})
     with pytest.raises(ParameterError, match="prior_weights"):
         HybridStrategy({"prior_weights": "1,2,3,4,5,6,many"})
+    # The other seats' weights: empty (ours there too) or one a term.
+    assert MctsParams(prior_weights_other="").other_prior_weights == KEY_WEIGHTS
+    assert MctsParams(prior_weights_other=text).prior_weights_at(False) == LEARNED
+    assert MctsParams(prior_weights_other=text).prior_weights_at(True) == KEY_WEIGHTS
+    with pytest.raises(ParameterError, match="or none: prior_weights there too"):
+        HybridStrategy({"prior_weights_other": "1,2"})
+    with pytest.raises(ParameterError, match="got 0"):
+        HybridStrategy({"prior_weights": ""})
 
 
 @pytest.mark.parametrize("playout", ["heuristic", "heuristic-random", "random"])

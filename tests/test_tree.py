@@ -117,8 +117,10 @@ def walk(tree: CompiledTree, state: GameState, params: HybridParams, rules: dict
             return
         rule = rules.get(state.to_move)
         py = Node(state.to_move, state.hash)
-        temperature = params.prior_temperature_at(state.to_move == me)
-        expand(py, state, temperature, RULES[rule] if rule else None, params.prior_weights)
+        mine = state.to_move == me
+        temperature = params.prior_temperature_at(mine)
+        weights = params.prior_weights_at(mine)
+        expand(py, state, temperature, RULES[rule] if rule else None, weights)
         assert bool(tree.node_i[k, N_TERMINAL]) == py.terminal
         assert py.edges is not None
         start = int(tree.node_i[k, N_FIRST])
@@ -187,6 +189,7 @@ def walk(tree: CompiledTree, state: GameState, params: HybridParams, rules: dict
     split_value=st.sampled_from([0.0, 1.0]),
     other_temperature=st.sampled_from([0.0, 6.0]),
     weights=st.sampled_from([KEY_WEIGHTS, (0.7, -2.1, 0.4, -1.0, 0.0, 0.6, 0.5)]),
+    other_weights=st.sampled_from([(), (0.2, -1.0, 2.0, 0.5, 1.0, -0.3, 0.0)]),
 )
 def test_every_node_is_the_python_trees(
     game: int,
@@ -195,16 +198,21 @@ def test_every_node_is_the_python_trees(
     split_value: float,
     other_temperature: float,
     weights: tuple[float, ...],
+    other_weights: tuple[float, ...],
 ) -> None:
     """Node for node the Python tree's, the priors at each node's temperature (the
     other seats' their own with ``prior_temperature_other``) and by the key's
-    weights (``prior_weights``)."""
+    weights (``prior_weights``; the other seats' their own with
+    ``prior_weights_other``)."""
     wait_warm(None)
     state = position(game, seed, plies)
     if not state.slides():
         return
     params = HybridParams(
-        split_value=split_value, prior_temperature_other=other_temperature, prior_weights=weights
+        split_value=split_value,
+        prior_temperature_other=other_temperature,
+        prior_weights=weights,
+        prior_weights_other=other_weights,
     )
     before = (list(state.owner), list(state.sheep), state.hash)
     tree = searched(state, params, 600)

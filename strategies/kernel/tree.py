@@ -467,7 +467,8 @@ def _run(
     nodes), c_split, pw_c, pw_alpha, temperature (the priors' at ``me``'s nodes), margin,
     paranoia, epsilon, MAST visits, fpu and c_puct at the other seats' nodes, the split
     value share (``_select_edge``), the priors' temperature at the other seats' nodes,
-    then the priors' key weights (``MctsParams.prior_weights``);
+    then the priors' key weights at ``me``'s nodes and at the others'
+    (``MctsParams.prior_weights_at``);
     ``ints``: pw_base, depth cap, samples, area split, cutoff, me, the widest expansion;
     ``counts``: nodes, edges, splits, the deepest path, nodes expanded. ``mast_w`` and
     ``mast_n`` not empty (then ``turns`` has room for a playout): each seat's reward sum
@@ -479,7 +480,8 @@ def _run(
     margin, paranoia, epsilon, mast_visits = config[6], config[7], config[8], config[9]
     fpu_other, c_other, split_value = config[10], config[11], config[12]
     temperature_other = config[13]
-    weights = config[14:]
+    terms = (config.shape[0] - 14) // 2
+    weights, weights_other = config[14 : 14 + terms], config[14 + terms :]
     pw_base, depth_cap, samples, area = ints[0], ints[1], ints[2], ints[3] != 0
     cutoff, me, widest = ints[4], ints[5], ints[6]
     first, ray_off, ray_cells, nb_off, nb_cells, cells, pw, ar_off, ar_cells = tables
@@ -503,9 +505,11 @@ def _run(
         finished = False
         while True:
             if node_i[k, N_EDGES] < 0:
-                t = temperature if node_i[k, N_MOVER] == me else temperature_other
+                mine = node_i[k, N_MOVER] == me
+                t = temperature if mine else temperature_other
                 _expand(
-                    k, owner, sheep, tables, partner, seat_rules, t, weights,
+                    k, owner, sheep, tables, partner, seat_rules, t,
+                    weights if mine else weights_other,
                     node_i, edge_i, edge_f, edge_n, split_i, split_w, counts,
                 )  # fmt: skip
                 finished = node_i[k, N_EDGES] == 0 and node_i[k, N_TERMINAL] == 1
@@ -638,6 +642,7 @@ class CompiledTree:
                 params.prior_temperature, params.margin, params.paranoia, policy.epsilon,
                 params.mast_visits, params.fpu_other, params.other_c_puct,
                 params.split_value, params.other_prior_temperature, *params.prior_weights,
+                *params.other_prior_weights,
             ],
             np.float64,
         )  # fmt: skip
