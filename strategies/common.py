@@ -251,8 +251,8 @@ def relative_value(values: Sequence[float], seat: int, setting: GameSetting) -> 
 PRIOR_TERMS = ("gain", "stranded", "trapped", "squeezed", "room4", "room", "foes")
 """What ``slide_terms`` measures of a slide, in order (see there)."""
 KEY_WEIGHTS: tuple[float, ...] = (1.0, -1.5, 1.0, -0.5, 0.3, 0.0, 0.0)
-"""The hand-set weights of ``slide_key``'s terms (move ordering; the tree's priors
-before stop 66)."""
+"""The hand-set weights of ``slide_key``'s terms: move ordering, and the tree's priors
+by default (``MctsParams.prior_weights``)."""
 
 
 def slide_terms(state: GameState, cell: int, dst: int, split: int) -> tuple[float, ...]:
