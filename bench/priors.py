@@ -36,7 +36,7 @@ from bench.games import replay_turn, seat_players
 from state.game import GameState
 from state.settings import get_setting
 from strategies.base import ConfigError
-from strategies.common import KEY_WEIGHTS, PRIOR_TERMS, area_split, slide_terms
+from strategies.common import KEY_WEIGHTS, PRIOR_TERMS, area_split, slide_terms, weigh
 from strategies.mcts import MctsParams
 
 TEMPERATURES = (0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0, 5.6, 8.0, 16.0, 64.0)
@@ -69,10 +69,7 @@ class Choices:
 
     def keys(self, weights: Sequence[float] = KEY_WEIGHTS) -> list[list[float]]:
         """Each move's slide keys by ``weights``."""
-        return [
-            [sum(w * x for w, x in zip(weights, t, strict=True)) for t in move]
-            for move in self.terms
-        ]
+        return [[weigh(t, weights) for t in move] for move in self.terms]
 
     def log_likelihood(self, temperature: float, weights: Sequence[float] = KEY_WEIGHTS) -> float:
         """The mean log-probability of a choice under the priors at ``temperature``

@@ -316,7 +316,13 @@ def slide_key(
 ) -> float:
     """Cheap local worth of a slide for the player to move (priors, move ordering): its
     terms (``slide_terms``) weighted by ``weights``."""
-    gain, stranded, trapped, squeezed, room4, room, foes = slide_terms(state, cell, dst, split)
+    return weigh(slide_terms(state, cell, dst, split), weights)
+
+
+def weigh(terms: Sequence[float], weights: Sequence[float]) -> float:
+    """A slide's key from its terms (``PRIOR_TERMS``' order): their sum by ``weights``
+    (written out, not a generator: it is on the expansion's hot path)."""
+    gain, stranded, trapped, squeezed, room4, room, foes = terms
     w = weights
     return (
         w[0] * gain + w[1] * stranded + w[2] * trapped + w[3] * squeezed

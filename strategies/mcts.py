@@ -267,12 +267,15 @@ class MctsParams(BaseModel):
         if isinstance(value, str):
             value = tuple(v.strip() for v in value.split(",") if v.strip())
         other = info.field_name == "prior_weights_other"
-        wrong = isinstance(value, (list, tuple)) and len(value) != len(PRIOR_TERMS)
-        if wrong and not (other and not value):
+        if (
+            isinstance(value, (list, tuple))
+            and len(value) != len(PRIOR_TERMS)
+            and not (other and not value)
+        ):
             raise ValueError(
                 f"{len(PRIOR_TERMS)} weights, one for each of {', '.join(PRIOR_TERMS)}"
                 f"{' (or none: prior_weights there too)' if other else ''}; "
-                f"got {len(value)}"  # type: ignore[arg-type]
+                f"got {len(value)}"
             )
         return value
 
@@ -591,9 +594,10 @@ class Mcts:
         applied = 0
         while True:
             if node.edges is None:
-                temperature = p.prior_temperature_at(node.to_move == me)
-                weights = p.prior_weights_at(node.to_move == me)
-                if draws is None or node.to_move == me:
+                mine = node.to_move == me
+                temperature = p.prior_temperature_at(mine)
+                weights = p.prior_weights_at(mine)
+                if draws is None or mine:
                     rule = rules.get(node.to_move)
                     expand(node, state, temperature, RULES[rule] if rule else None, weights)
                 else:
