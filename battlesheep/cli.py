@@ -30,6 +30,7 @@ BENCH_MODULES = [
     "bench.engine",
     "bench.belief",
     "bench.priors",
+    "bench.value",
     "bench.strength",
     "bench.client",
     "bench.arena",

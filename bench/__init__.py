@@ -2,7 +2,8 @@
 
 One module per target: ``engine`` (the state's playouts, move generation and
 ingest), ``belief`` (game 3's hidden-count estimates), ``priors`` (how well the
-tree's priors predict each seat's slides), ``strength`` (points per
+tree's priors predict each seat's slides), ``value`` (how well a leaf's value,
+one playout or an evaluation, predicts how a game ends), ``strength`` (points per
 game against fields of yardsticks, through the tournament runner), ``client``
 (the client's own cost per turn over TCP), ``arena`` (the server under load)
 and ``tournament`` (games per second of the runner).

@@ -3,18 +3,21 @@
 Four ``random`` strategies play a game in-process (``arena.local``); a listener
 keeps what the benches need: the boards one seat is sent, and the true
 positions before each move. ``seat_players`` makes the strategies of seat specs,
-``replay_turn`` plays a recorded turn on the true state again.
+``rotated_games`` plays games of them with the seats rotated (``add_seat_games``: its
+command-line options), ``replay_turn`` plays a recorded turn on the true state again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import argparse
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from arena.local import play_local
-from arena.referee import Event, GameRecord
+from arena.referee import Event, GameListener, GameRecord
 from state.game import GameState, Move
-from strategies.base import Strategy
+from strategies.base import ConfigError, Strategy
 from strategies.registry import make_strategy, parse_seat
 
 Board = list[list[int]]
@@ -61,6 +64,54 @@ def seat_players(specs: Sequence[str], seed: int) -> list[Strategy]:
         name, params = parse_seat(spec)
         players.append(make_strategy(name, {"seed": seed * 4 + k, **params}))
     return players
+
+
+Listener = TypeVar("Listener", bound=GameListener | None)
+
+
+def rotated_games(
+    game: int,
+    seats: Sequence[str],
+    games: int,
+    time_limit: float,
+    seed: int,
+    listener: Callable[[], Listener],
+) -> Iterator[tuple[list[str], GameRecord, Listener]]:
+    """Games of four seat specs in-process (``arena.local``), the seats rotated a place
+    each game, game ``g`` on the board of ``seed + g``: each game's lineup, record and
+    listener (a new one a game, from ``listener``; it may make None) as it ends."""
+    if len(seats) != 4:
+        raise ConfigError(f"need four seat specs, not {len(seats)}")
+    for g in range(games):
+        lineup = [seats[(k + g) % 4] for k in range(4)]
+        players = seat_players(lineup, seed + g)
+        watcher = listener()
+        try:
+            record = play_local(game, seed + g, players, time_limit, listener=watcher).record
+        finally:
+            for player in players:
+                player.close()
+        yield lineup, record, watcher
+
+
+def add_seat_games(p: argparse.ArgumentParser, game: int, time_limit: float) -> None:
+    """The options of a bench that plays ``rotated_games`` of visible counts: the game
+    (1, 2 or 4), the seats, how many games, the clock and the first board."""
+    p.add_argument(
+        "--game",
+        type=int,
+        choices=(1, 2, 4),
+        default=game,
+        help="game setting (not 3: it hides the counts the figures read)",
+    )
+    p.add_argument(
+        "--seats",
+        default="hybrid,flatmc,flatmc,flatmc",
+        help="four comma-separated strategies (name:key=value), rotated a place each game",
+    )
+    p.add_argument("--games", type=int, default=4, help="games to play")
+    p.add_argument("--time-limit", type=float, default=time_limit, help="seconds per move")
+    p.add_argument("--seed", type=int, default=1, help="the first game's board")
 
 
 def replay_turn(truth: GameState, kind: str, cell: int, split: int, direction: int) -> None:

@@ -29,10 +29,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.local import play_local
 from arena.referee import GameRecord
 from bench import print_figures, quiet_games
-from bench.games import replay_turn, seat_players
+from bench.games import add_seat_games, replay_turn, rotated_games
 from state.game import GameState
 from state.settings import get_setting
 from strategies.base import ConfigError
@@ -168,17 +167,9 @@ def bench_priors(
     setting = get_setting(game)
     if setting.hidden_counts:
         raise ConfigError("bench priors: game 3 hides the counts the keys read; use 1, 2 or 4")
-    if len(seats) != 4:
-        raise ConfigError(f"bench priors: need four seat specs, not {len(seats)}")
     found: dict[str, Choices] = {}
-    for g in range(games):
-        lineup = [seats[(k + g) % 4] for k in range(4)]
-        players = seat_players(lineup, seed + g)
-        try:
-            record = play_local(game, seed + g, players, time_limit).record
-        finally:
-            for player in players:
-                player.close()
+    plays = rotated_games(game, seats, games, time_limit, seed, lambda: None)
+    for g, (lineup, record, _) in enumerate(plays):
         choices_in(record, {k + 1: label(spec) for k, spec in enumerate(lineup)}, found, g)
     defaults = MctsParams()
     default, weights = defaults.prior_temperature, defaults.prior_weights
@@ -239,15 +230,7 @@ def register_bench(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "priors", help="how well the tree's priors (the slide key) predict each seat's slides"
     )
-    p.add_argument("--game", type=int, choices=(1, 2, 4), default=1, help="game setting")
-    p.add_argument(
-        "--seats",
-        default="hybrid,flatmc,flatmc,flatmc",
-        help="four comma-separated strategies (name:key=value), rotated a place each game",
-    )
-    p.add_argument("--games", type=int, default=4, help="games to play")
-    p.add_argument("--time-limit", type=float, default=1.0, help="seconds per move")
-    p.add_argument("--seed", type=int, default=1, help="the first game's board")
+    add_seat_games(p, game=1, time_limit=1.0)
     p.add_argument(
         "--fit",
         action="store_true",

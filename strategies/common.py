@@ -131,6 +131,23 @@ def evaluate(state: GameState, w: EvalWeights) -> list[float]:
     area), minus sheep stuck for good on stacks that can never move again, plus a
     little mobility.
     """
+    return [
+        score + w.potential * potential - w.waste * stuck + w.mobility * min(open_dirs, 8)
+        for score, _, stuck, open_dirs, _, potential in seat_features(state)
+    ]
+
+
+SEAT_FEATURES = ("score", "movable", "stuck", "open", "room", "potential")
+"""What ``seat_features`` measures of each seat, in order: its exact score now, the
+sheep (all but one a stack) on its stacks with an open direction and on those boxed
+in for good, its open slide directions, the free area its movable stacks touch (each
+part shared evenly among the seats touching it) and ``evaluate``'s potential (the
+smaller of movable sheep and room)."""
+
+
+def seat_features(state: GameState) -> list[tuple[float, ...]]:
+    """``SEAT_FEATURES`` of each seat (index 0 is seat 1): what ``evaluate`` adds up,
+    term by term, for a learned evaluation to weigh (``bench value``)."""
     # Per seat: sheep on live stacks, sheep stuck for good, open directions, and
     # the free areas its live stacks touch.
     extra = [0, 0, 0, 0]
@@ -141,13 +158,12 @@ def evaluate(state: GameState, w: EvalWeights) -> list[float]:
     sizes: list[int] = []
     touch: list[int] = []
     _survey_stacks(state, extra, waste, mob, areas_of, sizes, touch)
-    score = state.regions.score
-    out = [0.0, 0.0, 0.0, 0.0]
-    for p in PLAYERS:
-        i = p - 1
-        potential = min(float(extra[i]), _shared_room(areas_of[i], sizes, touch))
-        out[i] = (
-            score[p] + w.potential * potential - w.waste * waste[i] + w.mobility * min(mob[i], 8)
+    exact = state.exact_scores()
+    out: list[tuple[float, ...]] = []
+    for i in range(4):
+        room = _shared_room(areas_of[i], sizes, touch)
+        out.append(
+            (exact[i], float(extra[i]), float(waste[i]), float(mob[i]), room, min(extra[i], room))
         )
     return out
 
