@@ -39,9 +39,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from arena.referee import Event, GameRecord
+from arena.referee import GameRecord
 from bench import print_figures, quiet_games
-from bench.games import add_seat_games, rotated_games
+from bench.games import SeatBoards, add_seat_games, rotated_games
 from bench.priors import label
 from state.game import GameState
 from state.geometry import FREE
@@ -102,25 +102,6 @@ class Sample:
         f = self.features[seat]
         place = (seat + 1 - self.to_move) % 4
         return [*f, *(x * self.progress for x in f), *(float(place == k) for k in range(4))]
-
-
-class Watcher:
-    """Keeps the positions where a seat is to move (``arena.referee.GameListener``)."""
-
-    def __init__(self) -> None:
-        self.positions: list[GameState] = []
-
-    def game_started(
-        self, state: GameState, seed: int, teams: Sequence[int], time_limit: float
-    ) -> None:
-        pass
-
-    def turn_played(self, event: Event, state: GameState) -> None:
-        if not state.placing and state.has_moves(state.to_move):
-            self.positions.append(state.copy())
-
-    def game_over(self, record: GameRecord) -> None:
-        pass
 
 
 def progress_of(state: GameState, free_at_start: int) -> float:
@@ -204,10 +185,14 @@ def play_samples(
 ) -> Iterator[list[Sample]]:
     """Games of ``seats`` (``bench.games.rotated_games``): each game's samples as it
     ends."""
-    for lineup, record, watcher in rotated_games(game, seats, games, time_limit, seed, Watcher):
-        if watcher.positions:
+
+    def positions() -> SeatBoards:
+        return SeatBoards(seat=0)  # the positions where a seat is to move; no seat's boards
+
+    for lineup, record, kept in rotated_games(game, seats, games, time_limit, seed, positions):
+        if kept.positions:
             names = [label(s) for s in lineup]
-            yield game_samples(record, watcher.positions, names, judges)
+            yield game_samples(record, kept.positions, names, judges)
 
 
 def save(path: Path, samples: Sequence[Sample]) -> None:
