@@ -162,9 +162,8 @@ def seat_features(state: GameState) -> list[tuple[float, ...]]:
     out: list[tuple[float, ...]] = []
     for i in range(4):
         room = _shared_room(areas_of[i], sizes, touch)
-        out.append(
-            (exact[i], float(extra[i]), float(waste[i]), float(mob[i]), room, min(extra[i], room))
-        )
+        movable = float(extra[i])
+        out.append((exact[i], movable, float(waste[i]), float(mob[i]), room, min(movable, room)))
     return out
 
 
