@@ -104,10 +104,13 @@ class Sample:
         return [*f, *(x * self.progress for x in f), *(float(place == k) for k in range(4))]
 
 
+def free_cells(state: GameState) -> int:
+    return sum(1 for c in state.geometry.cells if state.owner[c] == FREE)
+
+
 def progress_of(state: GameState, free_at_start: int) -> float:
     """The share of the free cells after placement that stacks have taken since."""
-    free = sum(1 for c in state.geometry.cells if state.owner[c] == FREE)
-    return 1.0 - free / max(1, free_at_start)
+    return 1.0 - free_cells(state) / max(1, free_at_start)
 
 
 def territory_count(state: GameState) -> list[float]:
@@ -156,7 +159,7 @@ def game_samples(
     setting = record.setting
     final_scores = list(record.state.exact_scores())
     final = judges.rewards(setting, final_scores)
-    free_at_start = sum(1 for c in positions[0].geometry.cells if positions[0].owner[c] == FREE)
+    free_at_start = free_cells(positions[0])
     out = []
     for state in positions:
         sample = Sample(
@@ -250,9 +253,15 @@ def mixed(judge: Predictor, weight: float, base: Predictor) -> Predictor:
 
 def mse(predict: Predictor, samples: Sequence[Sample]) -> float:
     """The mean squared error per seat of ``predict`` against the real ends."""
+    return guesses_mse([predict(s) for s in samples], samples)
+
+
+def guesses_mse(guesses: Sequence[list[float]], samples: Sequence[Sample]) -> float:
+    """The mean squared error per seat of ``guesses`` (one a sample) against the real
+    ends."""
     total = 0.0
-    for s in samples:
-        total += sum((g - f) ** 2 for g, f in zip(predict(s), s.final, strict=True))
+    for guess, s in zip(guesses, samples, strict=True):
+        total += sum((g - f) ** 2 for g, f in zip(guess, s.final, strict=True))
     return total / (4 * max(1, len(samples)))
 
 
@@ -328,11 +337,11 @@ def report(
         for prefix, part in parts:
             if not part:
                 continue
+            guesses = [predict(s) for s in part]
             winners = 0
-            for s in part:
-                guess = predict(s)
+            for guess, s in zip(guesses, part, strict=True):
                 winners += s.final[max(range(4), key=guess.__getitem__)] == max(s.final)
-            figures[f"{prefix}{name}_mse"] = mse(predict, part)
+            figures[f"{prefix}{name}_mse"] = guesses_mse(guesses, part)
             figures[f"{prefix}{name}_winner_share"] = winners / len(part)
     figures["fitted_weights"] = ",".join(f"{w:.4g}" for w in weights)
     return figures
@@ -356,12 +365,11 @@ def run(args: argparse.Namespace) -> int:
     params = cast(HybridParams, check_params("hybrid", parse_params(args.param)))
     judges = Judges(params, args.playouts, random.Random(args.seed))
     paths = [Path(p) for p in args.samples]
-    played: list[Sample] = []
+    samples: list[Sample] = []
     for game in play_samples(args.game, seats, args.games, args.time_limit, args.seed, judges):
         if paths:
             save(paths[0], game)  # as each game ends: an interrupted run keeps its games
-        played += game
-    samples = played
+        samples += game
     if paths:
         samples = load([p for p in paths if p.exists()])
         if args.param:
