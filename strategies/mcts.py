@@ -24,6 +24,7 @@ price of letting another seat play as if it knew our counts too).
 from __future__ import annotations
 
 import itertools
+import math
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -51,6 +52,7 @@ from strategies.kernel import (
     ready_kernel,
 )
 from strategies.mcts_tree import (
+    Edge,
     Node,
     Trail,
     backup,
@@ -250,6 +252,20 @@ class MctsParams(BaseModel):
             'learned afresh every search; README, issue 17, "MAST carried")'
         ),
     )
+    halving: int = Field(
+        0,
+        ge=0,
+        le=64,
+        description=(
+            "tree=compiled: after halving_start of the search, the root's this many most "
+            "visited slides share the rest by sequential halving, the best mean kept "
+            "(0: PUCT at the root to the end; with workers, the merged visits decide; "
+            'README, issue 17, "Stop 69")'
+        ),
+    )
+    halving_start: float = Field(
+        0.3, ge=0, lt=1, description="share of the search the root's PUCT has before halving"
+    )
     tree: Literal["python", "compiled"] = Field(
         "compiled",
         description=(
@@ -365,6 +381,8 @@ class Mcts:
         self.nodes = 0
         self.max_depth = 0
         self.reused = 0
+        # The root slide sequential halving chose (``halving``), or None: the most visited.
+        self.chosen: Edge | None = None
         # The last compiled search's MAST tables (``mast_carry``): (value sums, visits).
         self.mast: tuple[np.ndarray, np.ndarray] | None = None
 
@@ -376,6 +394,7 @@ class Mcts:
         keep = self.root is not None and self.params.tree == "python"
         found = find_node(self.root, state) if keep and self.root is not None else None
         self.reused = found.n if found is not None else 0
+        self.chosen = None
         self.root = found if found is not None else Node(state.to_move, state.hash)
 
     def expand_root(self, state: GameState) -> None:
@@ -426,6 +445,7 @@ class Mcts:
         """
         rng = self.rng
         assert self.root is not None
+        self.chosen = None
         self.kernel = self.params.playout_kernel()
         self.policy = self.params.playout_policy()
         if self.params.playout_splits and self.split_rules:
@@ -478,7 +498,10 @@ class Mcts:
         With ``sample`` (game 3), ``world_trees`` worlds drawn with it, each searched
         by its own tree as a game of known counts (another seat splits as it would
         knowing its counts, as in game 1), the chunks taken in turn and the root
-        statistics summed: a slide's value is its average over those worlds."""
+        statistics summed: a slide's value is its average over those worlds.
+
+        With ``halving`` (one tree), PUCT at the root for ``halving_start`` of the time
+        (or of ``max_iterations``), then ``_halve`` for the rest."""
         from strategies.kernel.tree import sync_roots
 
         root = self.root
@@ -490,32 +513,85 @@ class Mcts:
         if not root.edges:
             return  # nothing to choose: the caller passes or the game is over
         trees = self.compiled_trees(state, sample)
-        monotonic = time.monotonic
+        p = self.params
+        halving = p.halving if len(trees) == 1 and len(root.edges) > 2 else 0
+        puct_stop, puct_its = stop_at, max_iterations
+        if halving:
+            puct_stop = time.monotonic() + (stop_at - time.monotonic()) * p.halving_start
+            puct_its = max(1, int(max_iterations * p.halving_start)) if max_iterations else 0
         it = chunks = 0
-        while True:
-            if max_iterations and it >= max_iterations:
+        more = True
+        while not (puct_its and it >= puct_its):
+            if time.monotonic() >= puct_stop or budget.expired():
                 break
-            if monotonic() >= stop_at or budget.expired():
-                break
-            want = COMPILED_CHUNK
-            if max_iterations:
-                want = min(want, max_iterations - it)
+            want = min(COMPILED_CHUNK, puct_its - it) if puct_its else COMPILED_CHUNK
             tree = trees[chunks % len(trees)]
-            got = tree.run(want)
+            got, more = self._chunk(tree, want, stop_at)
             it += got
-            # Full: grow (a copy of the arrays), unless the deadline is too near for one.
-            if got < want and (stop_at - monotonic() < GROW_TIME or not tree.grow()):
+            if not more:
                 break
             chunks += 1
             if chunks % COMPILED_OFFER_CHUNKS == 0:
                 sync_roots(root, trees)
                 self.offer(budget)
+        if halving and more:
+            it += self._halve(trees[0], budget, stop_at, max_iterations - it, halving)
         sync_roots(root, trees)
         if self.params.mast_carry:
             self.mast = (trees[0].mast_w, trees[0].mast_n) if len(trees) == 1 else None
         self.iterations += it
         self.nodes += sum(t.expanded for t in trees)
         self.max_depth = max(self.max_depth, *(t.depth for t in trees))
+
+    def _chunk(self, tree: CompiledTree, want: int, stop_at: float) -> tuple[int, bool]:
+        """Up to ``want`` iterations of ``tree``: the number done, and whether the search
+        can go on (a full tree grows, a copy of its arrays, unless the end is too near)."""
+        got = tree.run(want)
+        if got < want and (stop_at - time.monotonic() < GROW_TIME or not tree.grow()):
+            return got, False
+        return got, True
+
+    def _halve(
+        self, tree: CompiledTree, budget: Budget, stop_at: float, iterations: int, keep: int
+    ) -> int:
+        """Sequential halving at the root (``halving``): the ``keep`` most visited root
+        slides share the time to ``stop_at`` (or ``iterations``, when above 0) in
+        ceil(log2(keep)) equal phases, every slide alive taking ``COMPILED_CHUNK``
+        iterations in turn, the better half by mean reward kept after each phase; the
+        last one alive (or the best when the time runs out) is ``chosen``. The iterations
+        done."""
+        root = self.root
+        assert root is not None and root.edges is not None
+        edges = root.edges
+        ranked = sorted(range(len(edges)), key=lambda j: (tree.visits(j), edges[j].prior))
+        alive = ranked[::-1][:keep]
+        phases = max(1, math.ceil(math.log2(len(alive))))
+        start = time.monotonic()
+        span = stop_at - start
+        it = 0
+        more = True
+        for phase in range(1, phases + 1):
+            end = start + span * phase / phases
+            quota = iterations * phase // phases
+            while more and time.monotonic() < end and not budget.expired():
+                if iterations > 0 and it >= quota:
+                    break
+                for j in alive:
+                    want = min(COMPILED_CHUNK, quota - it) if iterations > 0 else COMPILED_CHUNK
+                    if want <= 0:
+                        break
+                    tree.force(j)
+                    got, more = self._chunk(tree, want, stop_at)
+                    it += got
+                    if not more or time.monotonic() >= stop_at:
+                        break
+            tree.force(-1)
+            alive.sort(key=tree.value, reverse=True)
+            alive = alive[: (len(alive) + 1) // 2] if phase < phases else alive[:1]
+            self.chosen = edges[alive[0]]
+            tree.sync_root()
+            self.offer(budget)
+        return it
 
     def compiled_trees(self, state: GameState, sample: WorldSampler | None) -> list[CompiledTree]:
         """The compiled trees of a search from ``state`` below the expanded root: one,
@@ -653,11 +729,14 @@ class Mcts:
 
     # ------------------------------------------------------------------ results
     def best(self) -> Move | None:
-        """The most visited root slide with its most visited split."""
+        """The most visited root slide (or the one sequential halving chose) with its most
+        visited split."""
         root = self.root
         if root is None or not root.edges:
             return None
-        e = max(root.edges, key=lambda e: (e.n, e.prior))
+        e = self.chosen
+        if e is None:
+            e = max(root.edges, key=lambda e: (e.n, e.prior))
         s = max(e.splits, key=lambda s: (s.n, s.w))
         return Move(e.cell, s.split, e.direction)
 

@@ -721,3 +721,69 @@ def test_a_slides_value_from_its_most_visited_split_changes_the_search(tree: str
             assert e.top in e.splits and e.top.n == max(sp.n for sp in e.splits)
             edges += len(e.splits) > 1
     assert edges > 0
+
+
+def test_a_forced_root_slide_takes_every_iteration() -> None:
+    """``CompiledTree.force``: while a root slide is forced, every iteration goes
+    through it (the others' visits stay), below it the tree policy as before; -1
+    gives the root back."""
+    wait_warm(None)
+    state = position(1, 4, 4)
+    tree = searched(state, HybridParams(), 200)
+    edges = int(tree.node_i[0, N_EDGES])
+    before = [tree.visits(j) for j in range(edges)]
+    j = min(range(edges), key=lambda k: before[k])  # the least visited slide
+    tree.force(j)
+    assert tree.run(150) == 150
+    after = [tree.visits(k) for k in range(edges)]
+    assert after[j] == before[j] + 150
+    assert [a for k, a in enumerate(after) if k != j] == [b for k, b in enumerate(before) if k != j]
+    assert tree.value(j) == pytest.approx(float(tree.edge_f[j, 1]) / after[j])
+    tree.force(-1)
+    assert tree.run(100) == 100
+    assert sum(tree.visits(k) for k in range(edges)) == 450
+
+
+@pytest.mark.parametrize("game", [1, 2])
+def test_sequential_halving_shares_the_rest_among_the_most_visited_slides(game: int) -> None:
+    """``halving=4``: PUCT for ``halving_start`` of the iterations (the same search as
+    one without halving, to there), then only the four most visited root slides get
+    visits, and the move is the one of them halving kept, with its most visited split."""
+    wait_warm(None)
+    state = position(game, 4 + game, 6)
+    its = 600
+
+    def search(**kw: float) -> Mcts:
+        mcts = Mcts(HybridParams(**kw), random.Random(3))
+        mcts.set_root(state)
+        mcts.search(state, Budget.seconds(60), float("inf"), max_iterations=its)
+        return mcts
+
+    assert search(halving_start=0.25).chosen is None  # halving off: PUCT for all of it
+    head = Mcts(HybridParams(), random.Random(3))
+    head.set_root(state)
+    head.search(state, Budget.seconds(60), float("inf"), max_iterations=its // 4)
+    halved = search(halving=4, halving_start=0.25)
+    assert halved.iterations == its
+    assert halved.root is not None and head.root is not None
+    assert halved.root.n == its
+    early = [e.n for e in head.root.edges or ()]
+    late = [e.n for e in halved.root.edges or ()]
+    grown = {j for j, (a, b) in enumerate(zip(early, late, strict=True)) if b > a}
+    assert all(b >= a for a, b in zip(early, late, strict=True))
+    edges = head.root.edges or []
+    top = sorted(range(len(edges)), key=lambda j: (early[j], edges[j].prior))[::-1][:4]
+    assert grown == set(top)
+    chosen = halved.chosen
+    assert chosen is not None and halved.root.edges is not None
+    assert chosen in [halved.root.edges[j] for j in top]
+    move = halved.best()
+    split = max(chosen.splits, key=lambda s: (s.n, s.w)).split
+    assert move is not None and move in state.legal_moves()
+    assert (move.cell, move.direction, move.split) == (chosen.cell, chosen.direction, split)
+    # The survivor took a share of both phases: one of the two slides that grew most.
+    growth = [b - a for a, b in zip(early, late, strict=True)]
+    assert growth[halved.root.edges.index(chosen)] >= sorted(growth)[-2]
+    # A new root forgets the choice: the most visited slide again.
+    halved.set_root(state)
+    assert halved.chosen is None

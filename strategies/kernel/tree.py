@@ -69,6 +69,8 @@ N_MOVER, N_FIRST, N_EDGES, N_PASS, N_TERMINAL = range(5)
 E_CELL, E_DST, E_DIR, E_COUNT, E_AREA, E_HEAD, E_TAIL, E_OPEN, E_FIXED, E_TOP = range(10)
 S_SIZE, S_N, S_CHILD, S_NEXT = range(4)
 NODE_COLS, EDGE_COLS, SPLIT_COLS = 5, 10, 4
+FORCED = 7
+"""The index in ``CompiledTree.ints`` of the root slide every iteration takes (-1: none)."""
 
 
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -469,7 +471,8 @@ def _run(
     value share (``_select_edge``), the priors' temperature at the other seats' nodes,
     then the priors' key weights at ``me``'s nodes and at the others'
     (``MctsParams.prior_weights_at``);
-    ``ints``: pw_base, depth cap, samples, area split, cutoff, me, the widest expansion;
+    ``ints``: pw_base, depth cap, samples, area split, cutoff, me, the widest expansion,
+    the root slide every iteration takes (``FORCED``; -1: the tree policy's choice);
     ``counts``: nodes, edges, splits, the deepest path, nodes expanded. ``mast_w`` and
     ``mast_n`` not empty (then ``turns`` has room for a playout): each seat's reward sum
     and count per cell it took in an iteration, in the tree and in the playout, learned
@@ -483,7 +486,7 @@ def _run(
     terms = (config.shape[0] - 14) // 2
     weights, weights_other = config[14 : 14 + terms], config[14 + terms :]
     pw_base, depth_cap, samples, area = ints[0], ints[1], ints[2], ints[3] != 0
-    cutoff, me, widest = ints[4], ints[5], ints[6]
+    cutoff, me, widest, forced = ints[4], ints[5], ints[6], ints[FORCED]
     first, ray_off, ray_cells, nb_off, nb_cells, cells, pw, ar_off, ar_cells = tables
     n = root_owner.shape[0]
     longest = 4 * n + 16
@@ -535,11 +538,14 @@ def _run(
                     break  # a new node: played out from here
                 k = child
                 continue
-            j = _select_edge(
-                k, node_i, node_n, edge_f, edge_n, c_puct if to_move == me else c_other,
-                fpu if to_move == me else fpu_other, edge_i, mast_w, mast_n, mast_visits,
-                split_i, split_w, split_value,
-            )  # fmt: skip
+            if depth == 0 and forced >= 0:
+                j = forced  # sequential halving gives the root slide (``Mcts._halve``)
+            else:
+                j = _select_edge(
+                    k, node_i, node_n, edge_f, edge_n, c_puct if to_move == me else c_other,
+                    fpu if to_move == me else fpu_other, edge_i, mast_w, mast_n, mast_visits,
+                    split_i, split_w, split_value,
+                )  # fmt: skip
             s = _choose_split(
                 j, edge_i, edge_n, split_i, split_w, counts, c_split, pw_base, pw_c, pw_alpha
             )
@@ -650,7 +656,7 @@ class CompiledTree:
         self.ints = np.array(
             [
                 params.pw_base, params.tree_depth, policy.samples, int(policy.area_split),
-                policy.cutoff, state.to_move, widest,
+                policy.cutoff, state.to_move, widest, -1,
             ],
             np.int64,
         )  # fmt: skip
@@ -719,6 +725,20 @@ class CompiledTree:
             self.mast_w, self.mast_n,
         )  # fmt: skip
         return int(done)
+
+    def force(self, edge: int) -> None:
+        """Every iteration from now takes root slide ``edge`` (an index of ``root.edges``)
+        and the tree policy below it; -1 gives the root back to the tree policy."""
+        self.ints[FORCED] = edge
+
+    def value(self, edge: int) -> float:
+        """The mean reward to the root's mover of root slide ``edge`` (0 unvisited)."""
+        n = int(self.edge_n[edge])
+        return float(self.edge_f[edge, 1]) / n if n else 0.0
+
+    def visits(self, edge: int) -> int:
+        """The visits of root slide ``edge``."""
+        return int(self.edge_n[edge])
 
     def grow(self) -> bool:
         """Double the arrays that are full (nodes, slides or splits); False when the
