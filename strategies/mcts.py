@@ -563,7 +563,8 @@ class Mcts:
         root = self.root
         assert root is not None and root.edges is not None
         edges = root.edges
-        ranked = sorted(range(len(edges)), key=lambda j: (tree.visits(j), edges[j].prior))
+        tree.sync_root()
+        ranked = sorted(range(len(edges)), key=lambda j: (edges[j].n, edges[j].prior))
         alive = ranked[::-1][:keep]
         phases = max(1, math.ceil(math.log2(len(alive))))
         start = time.monotonic()
@@ -586,10 +587,10 @@ class Mcts:
                     if not more or time.monotonic() >= stop_at:
                         break
             tree.force(-1)
-            alive.sort(key=tree.value, reverse=True)
+            tree.sync_root()
+            alive.sort(key=lambda j: edges[j].value(0.0) if edges[j].n else 0.0, reverse=True)
             alive = alive[: (len(alive) + 1) // 2] if phase < phases else alive[:1]
             self.chosen = edges[alive[0]]
-            tree.sync_root()
             self.offer(budget)
         return it
 

@@ -730,18 +730,22 @@ def test_a_forced_root_slide_takes_every_iteration() -> None:
     wait_warm(None)
     state = position(1, 4, 4)
     tree = searched(state, HybridParams(), 200)
-    edges = int(tree.node_i[0, N_EDGES])
-    before = [tree.visits(j) for j in range(edges)]
-    j = min(range(edges), key=lambda k: before[k])  # the least visited slide
+    root = tree.root
+    assert root.edges is not None
+    tree.sync_root()
+    before = [e.n for e in root.edges]
+    j = min(range(len(before)), key=lambda k: before[k])  # the least visited slide
     tree.force(j)
     assert tree.run(150) == 150
-    after = [tree.visits(k) for k in range(edges)]
+    tree.sync_root()
+    after = [e.n for e in root.edges]
     assert after[j] == before[j] + 150
     assert [a for k, a in enumerate(after) if k != j] == [b for k, b in enumerate(before) if k != j]
-    assert tree.value(j) == pytest.approx(float(tree.edge_f[j, 1]) / after[j])
+    assert root.edges[j].value(0.0) == pytest.approx(float(tree.edge_f[j, 1]) / after[j])
     tree.force(-1)
     assert tree.run(100) == 100
-    assert sum(tree.visits(k) for k in range(edges)) == 450
+    tree.sync_root()
+    assert sum(e.n for e in root.edges) == 450
 
 
 @pytest.mark.parametrize("game", [1, 2])

@@ -731,15 +731,6 @@ class CompiledTree:
         and the tree policy below it; -1 gives the root back to the tree policy."""
         self.ints[FORCED] = edge
 
-    def value(self, edge: int) -> float:
-        """The mean reward to the root's mover of root slide ``edge`` (0 unvisited)."""
-        n = int(self.edge_n[edge])
-        return float(self.edge_f[edge, 1]) / n if n else 0.0
-
-    def visits(self, edge: int) -> int:
-        """The visits of root slide ``edge``."""
-        return int(self.edge_n[edge])
-
     def grow(self) -> bool:
         """Double the arrays that are full (nodes, slides or splits); False when the
         slides or the nodes would pass ``MAX_EDGES``."""
