@@ -188,9 +188,11 @@ SEARCH_KEYS = (
     "ab_depth",
     "ab_nodes",
     "worlds",
+    "solve_trusted",
     "time_used",
 )
-"""The search figures a result keeps per seat (means per move)."""
+"""The search figures a result keeps per seat (means over the moves that report them:
+``solve_trusted`` over game 3's moves where the endgame solver could start)."""
 
 
 def search_figures(moves: list[dict[str, float]]) -> dict[str, float]:

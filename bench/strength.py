@@ -43,7 +43,7 @@ from strategies.params import load_agent_params
 from strategies.registry import DEFAULT_STRATEGY, check_params, parse_params
 from tournament.entrants import Entrant, builtin_entrant, parse_entrant
 from tournament.run import Tournament, header_of, read_results_file
-from tournament.runner import LocalRunner
+from tournament.runner import make_runner
 from tournament.schedule import Schedule
 from tournament.stats import mean_interval
 
@@ -74,6 +74,15 @@ def register_bench(sub: Any) -> None:
     p.add_argument("--games", type=int, default=8, help="games per field (multiples of 4)")
     p.add_argument("--time-limit", type=float, default=1.0, help="seconds per move")
     p.add_argument("--jobs", type=int, default=2, help="games played at once")
+    p.add_argument(
+        "--cluster",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="play the games as Dask tasks: on the scheduler at ADDRESS (tcp://host:8786), "
+        "or on a local cluster of --jobs workers when none is given; one game per worker "
+        "thread, so give each worker one thread and one core",
+    )
     p.add_argument("--seed", type=int, default=1, help="the first board's seed")
     p.add_argument("--strategy", default=None, help="the measured strategy (default: the main)")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
@@ -215,6 +224,13 @@ def measured_strategy(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     params.update(parse_params(args.param))
     checked = check_params(name, params)  # fail early on a bad parameter
     workers = worker_count(getattr(checked, "workers", 0))
+    if workers and args.cluster is not None:
+        # A Dask worker process is daemonic: it may not start the search's processes.
+        raise ConfigError(
+            f"--cluster with workers={workers}: a Dask worker cannot start search "
+            "processes; measure one core per game (workers=0) and size the cluster's "
+            "workers to its cores"
+        )
     cores = available_cores()
     if workers and args.jobs * (1 + workers) > cores:
         raise ConfigError(
@@ -306,7 +322,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--resume continues the games kept by --results DIR: give it too")
     name, params = measured_strategy(args)
     measured = builtin_entrant(name, name, params, args.time_limit)
-    runner = LocalRunner(args.jobs)
+    runner = make_runner(args.jobs, args.cluster or None, args.cluster is not None)
     try:
         for fld in args.field or DEFAULT_FIELDS.get(args.game, list(FIELDS)):
             entrants, lineup = field_lineup(fld, args.game, measured, args.time_limit)

@@ -15,11 +15,13 @@ One deadline, in this order:
 Game 3: a belief over the hidden counts (``state.belief``, fed by ``observe``);
 steps 1-3 in the one world of its mean counts (``Belief.mean_world``), or with
 ``hidden=belief`` one MCTS tree over its worlds (``Mcts.search`` with a world
-sampler) instead; with ``likely_worlds`` > 1 (not the default), where the sources of
-the other seats' moves are in doubt, the worlds of their likeliest explanations, a
-compiled tree each. Game 4: the rewards are the pair's, the partner maximises with us in
-alpha-beta (paranoid), priors dislike taking the partner's room, and placement keeps
-away from the partner.
+sampler) instead; with ``endgame_trust`` > 0 (not the default) step 1 only where
+the belief takes every other seat that can still move for a half splitter; with
+``likely_worlds`` > 1 (not the default), where the sources of the other seats' moves
+are in doubt, the worlds of their likeliest explanations, a compiled tree each.
+Game 4: the rewards are the pair's, the partner maximises with us in alpha-beta
+(paranoid), priors dislike taking the partner's room, and placement keeps away from
+the partner.
 
 ``ab_fraction=0`` is MCTS alone, ``ab_fraction=1`` alpha-beta alone (the ablation in
 the README's Strategies section). The default is 0: against three ``uct`` at 0.2 s
@@ -48,6 +50,7 @@ from state.belief import (
     world_sampler,
 )
 from state.game import GameState, Move
+from state.geometry import free_dirs
 from state.observe import Action, IngestReport
 from state.settings import GameSetting
 from strategies.alphabeta import AlphaBeta
@@ -163,6 +166,15 @@ class HybridParams(StrategyParams, MctsParams):
         "solved",
         description="play the solver's move when it solved the game, or only when that "
         "proves first place, else the search decides in the time left (measured: README)",
+    )
+    endgame_trust: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="game 3: start the solver only when every other seat that can still "
+        "move splits in half with at least this posterior weight of the belief's half "
+        "model (its proofs hold in the mean world's counts only; 0: always; README, "
+        'issue 17, "Stop 71")',
     )
     # MCTS part: the fields of MctsParams (c_puct, playout, margin...), and
     team_margin: float = Field(
@@ -517,10 +529,30 @@ class HybridStrategy(Strategy):
         return [counts for _, counts in found] if len(found) > 1 else []
 
     def _endgame(self, work: GameState) -> bool:
-        """Whether step 1 (the endgame solver) runs in ``work``."""
+        """Whether ``work`` is the endgame solver's (step 1); in game 3 the solver then
+        runs only where ``_counts_trusted``."""
         p = self.params
         left = work.spare_sheep(walled_in=p.endgame_count == "stacks")
         return left <= p.endgame_sheep and p.endgame_fraction > 0
+
+    def _counts_trusted(self, work: GameState) -> bool:
+        """Game 3: whether every other seat with a stack that can still move in ``work``
+        (the mean world) is a half splitter by at least ``endgame_trust`` of the belief's
+        weight: the split prior's ``half`` model in ``adaptive``; ``split_prior=half``
+        counts as sure of it, the priors without a half model as sure it is not.
+        Always true without a belief or with ``endgame_trust=0``."""
+        p, belief = self.params, self.belief
+        if belief is None or p.endgame_trust <= 0:
+            return True
+        owner, sheep, rays = work.owner, work.sheep, work.geometry.rays
+        for seat, seat_belief in belief.seats.items():
+            if not any(sheep[c] > 1 and free_dirs(owner, rays[c]) for c in work.stacks[seat]):
+                continue  # nothing of this seat moves again: its counts decide nothing
+            weights = seat_belief.model_weights()
+            half = weights.get("half", 1.0 if p.split_prior == "half" else 0.0)
+            if half < p.endgame_trust:
+                return False
+        return True
 
     def _search(
         self,
@@ -577,6 +609,12 @@ class HybridStrategy(Strategy):
         p = self.params
         if not self._endgame(work):
             return None
+        if self.belief is not None:
+            # Game 3: the share of the solver's positions where the counts were trusted.
+            trusted = self._counts_trusted(work)
+            budget.info["solve_trusted"] = float(trusted)
+            if not trusted:
+                return None
         solver = AlphaBeta("paranoid", self.weights, splits=4)
         r = solver.search(work, budget, start + span * p.endgame_fraction)
         info = budget.info

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import statistics
 from collections.abc import Callable, Mapping
+from typing import Literal
 
 import pytest
 
@@ -552,3 +553,44 @@ def test_a_game_3_selfplay_game_has_no_illegal_moves_and_searches_every_move() -
     searched = [f["iterations"] for f in game.figures[0] if "iterations" in f]
     assert len(searched) >= 5
     assert sum(searched) > 0
+
+
+@pytest.mark.parametrize(("splits", "trust"), [("half", 0.5), ("one", 0.5), ("one", 0.0)])
+def test_endgame_trust_starts_the_solver_against_half_splitters_only(
+    splits: Literal["half", "one"], trust: float
+) -> None:
+    """``endgame_trust=0.5`` with the adaptive prior: where the solver could start, it
+    does against seats that split in half (the belief's half model holds them), and
+    against seats that split off one sheep only where none of them can move again (their
+    counts then decide nothing); elsewhere the tree plays, a legal move of the truth.
+    With 0 it always starts."""
+    prior = split_prior("adaptive", 16)
+    seen: list[tuple[float, bool]] = []  # (trusted, another seat can still move)
+
+    def check(view: GameState, belief: Belief, truth: GameState) -> None:
+        if view.placing or not view.slides() or view.to_move != belief.viewer:
+            return
+        # The movable sheep start the solver: random games leave many walled in.
+        params: dict[str, object] = {"seed": 1, "max_iterations": 100, "endgame_trust": trust}
+        strategy = HybridStrategy(params | {"endgame_count": "movable"})
+        strategy.new_game(SETTING, belief.viewer)
+        strategy.belief = belief
+        world = belief.mean_world(view)
+        slides = world.slides()
+        if not strategy._endgame(world) or (len(slides) == 1 and world.sheep[slides[0][0]] == 2):
+            return  # not the solver's position, or a forced move played at once
+        others = any(world.slides(seat) for seat in belief.seats)
+        budget = Budget.seconds(30)
+        move = strategy.move(view, budget)
+        assert move is not None and move in truth.legal_moves()
+        seen.append((budget.info["solve_trusted"], others))
+        # The solver ran exactly where the counts were trusted.
+        assert ("solve_depth" in budget.info) == (budget.info["solve_trusted"] == 1.0)
+
+    for seed in range(6):
+        play_hidden_game(seed, 1 + seed % 4, splits=splits, prior=prior, on_view=check)
+    assert sum(others for _, others in seen) >= 2
+    if trust == 0 or splits == "half":
+        assert all(trusted for trusted, _ in seen)
+    else:
+        assert all(trusted == (not others) for trusted, others in seen)

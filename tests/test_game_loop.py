@@ -415,6 +415,84 @@ def test_bench_strength_refuses_more_searches_than_cores() -> None:
     assert "use --jobs" in proc.stderr
 
 
+def test_bench_strength_on_a_dask_cluster_plays_the_games_the_local_runner_plays(
+    tmp_path: Path,
+) -> None:
+    """``--cluster ADDRESS``: the same boards, seats and seeded players as with local
+    worker processes, so the same games, kept and resumable as before."""
+    distributed = pytest.importorskip("distributed")
+    argv = [
+        *(sys.executable, "-m", "battlesheep", "bench", "strength", "--strategy", "greedy"),
+        *("--field", "random,random,random", "--games", "4", "--time-limit", "0.5"),
+        *("--seed", "3"),
+    ]
+    name = "game1-random+random+random.jsonl"
+
+    def games(folder: Path) -> dict[int, tuple[Any, ...]]:
+        lines = (folder / name).read_text().splitlines()[1:]
+        out = {}
+        for game in map(json.loads, lines):
+            out[game["index"]] = (game["seats"], game["points"], game["scores"], game["moves"])
+        return out
+
+    local = subprocess.run(
+        [*argv, "--jobs", "1", "--results", str(tmp_path / "local")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert local.returncode == 0, local.stderr
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    try:
+        on_dask = [*argv, "--cluster", cluster.scheduler_address]
+        proc = subprocess.run(
+            [*on_dask, "--results", str(tmp_path / "dask")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.returncode == 0, proc.stderr
+        figures = _figures(proc.stdout)
+        assert figures["random+random+random.games"] == "4"
+        assert figures["random+random+random.illegal_moves"] == "0"
+        assert games(tmp_path / "dask") == games(tmp_path / "local")
+        # The last game dropped from the file: --resume plays that one on the cluster.
+        kept = tmp_path / "dask" / name
+        lines = kept.read_text().splitlines()
+        kept.write_text("\n".join(lines[:4]) + "\n")
+        resumed = subprocess.run(
+            [*on_dask, "--results", str(tmp_path / "dask"), "--resume"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert resumed.returncode == 0, resumed.stderr
+        assert _figures(resumed.stdout)["random+random+random.played"] == "1"
+        assert games(tmp_path / "dask") == games(tmp_path / "local")
+    finally:
+        cluster.close()
+
+
+def test_bench_strength_on_a_cluster_refuses_search_processes() -> None:
+    """A Dask worker is a daemonic process, which may not start the measured agent's
+    search workers: refused before a game is played, saying why."""
+    proc = subprocess.run(
+        [
+            *(sys.executable, "-m", "battlesheep", "bench", "strength", "--jobs", "1"),
+            *("--param", "workers=1", "--games", "4", "--cluster", "tcp://127.0.0.1:9"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "--cluster with workers=1" in proc.stderr and "workers=0" in proc.stderr
+    assert "points_per_game" not in proc.stdout
+
+
 def test_bench_figures_are_plain_numbers(capsys: pytest.CaptureFixture[str]) -> None:
     from bench import print_figures
 
