@@ -304,12 +304,7 @@ def test_results_files_are_named_by_game_and_field() -> None:
 
 
 def test_bench_strength_resume_needs_the_results_folder() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "battlesheep", "bench", "strength", "--resume", "--games", "4"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = refused_bench("--resume")
     assert proc.returncode != 0 and "--results" in proc.stderr
 
 
@@ -396,20 +391,24 @@ def test_bench_strength_pairs_a_run_with_a_baseline_game_by_game(tmp_path: Path)
     assert proc.returncode == 2 and f"game {edited['index']} had seed 99" in proc.stderr
 
 
-def test_bench_strength_refuses_more_searches_than_cores() -> None:
-    """Worker processes of the measured agent in games played at once would take time
-    from each other's seats: more of them than cores is refused, with the fix."""
-    workers = available_cores()  # with the search thread: one more than the cores
-    proc = subprocess.run(
-        [
-            *(sys.executable, "-m", "battlesheep", "bench", "strength", "--jobs", "1"),
-            *("--param", f"workers={workers}", "--games", "4"),
-        ],
+def refused_bench(*extra: str) -> subprocess.CompletedProcess[str]:
+    """``bench strength`` of four games of the main strategy, one at a time, with
+    ``extra``: for the options it refuses before a game is played."""
+    argv = [sys.executable, "-m", "battlesheep", "bench", "strength", "--jobs", "1"]
+    return subprocess.run(
+        [*argv, "--games", "4", *extra],
         capture_output=True,
         text=True,
         timeout=120,
         stdin=subprocess.DEVNULL,
     )
+
+
+def test_bench_strength_refuses_more_searches_than_cores() -> None:
+    """Worker processes of the measured agent in games played at once would take time
+    from each other's seats: more of them than cores is refused, with the fix."""
+    workers = available_cores()  # with the search thread: one more than the cores
+    proc = refused_bench("--param", f"workers={workers}")
     assert proc.returncode == 2, proc.stderr
     assert f"workers={workers} would search on {workers + 1} processes" in proc.stderr
     assert "use --jobs" in proc.stderr
@@ -478,16 +477,7 @@ def test_bench_strength_on_a_dask_cluster_plays_the_games_the_local_runner_plays
 def test_bench_strength_on_a_cluster_refuses_search_processes() -> None:
     """A Dask worker is a daemonic process, which may not start the measured agent's
     search workers: refused before a game is played, saying why."""
-    proc = subprocess.run(
-        [
-            *(sys.executable, "-m", "battlesheep", "bench", "strength", "--jobs", "1"),
-            *("--param", "workers=1", "--games", "4", "--cluster", "tcp://127.0.0.1:9"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    proc = refused_bench("--param", "workers=1", "--cluster", "tcp://127.0.0.1:9")
     assert proc.returncode == 2, proc.stderr
     assert "--cluster with workers=1" in proc.stderr and "workers=0" in proc.stderr
     assert "points_per_game" not in proc.stdout
