@@ -50,7 +50,6 @@ from state.belief import (
     world_sampler,
 )
 from state.game import GameState, Move
-from state.geometry import free_dirs
 from state.observe import Action, IngestReport
 from state.settings import GameSetting
 from strategies.alphabeta import AlphaBeta
@@ -544,9 +543,8 @@ class HybridStrategy(Strategy):
         p, belief = self.params, self.belief
         if belief is None or p.endgame_trust <= 0:
             return True
-        owner, sheep, rays = work.owner, work.sheep, work.geometry.rays
         for seat, seat_belief in belief.seats.items():
-            if not any(sheep[c] > 1 and free_dirs(owner, rays[c]) for c in work.stacks[seat]):
+            if not work.has_moves(seat):
                 continue  # nothing of this seat moves again: its counts decide nothing
             weights = seat_belief.model_weights()
             half = weights.get("half", 1.0 if p.split_prior == "half" else 0.0)
