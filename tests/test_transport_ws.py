@@ -222,8 +222,13 @@ async def test_bad_frame_closes_that_connection_only(
 
 # ----------------------------------------------------------- moves for others
 async def _cheater(url: str, team: int, forged: list[int]) -> None:
-    """Plays its own seat properly and also sends moves for the seats around it."""
-    game = session()
+    """Plays its own seat properly and also sends moves for the seats around it.
+
+    It places greedily, on a cell with the most room: a random placement is shut in
+    before its first turn in about 3 games of 1,000 (measured in-process on this map),
+    and a seat that never moves never forges a reply.
+    """
+    game = session(strategy="greedy")
     async with connect(url) as ws:
         await ws.send(encode_payload(Hello(team_id=team), 12))
 
