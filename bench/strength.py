@@ -36,7 +36,9 @@ from typing import Any
 
 from arena.results import SEARCH_KEYS, GameResult
 from bench import print_figures, quiet_games
-from state.settings import get_setting
+from state.regions import region_value
+from state.scoring import ranked_results, tournament_points
+from state.settings import PLAYERS, get_setting
 from strategies.base import ConfigError
 from strategies.parallel import available_cores, worker_count
 from strategies.params import load_agent_params
@@ -175,8 +177,50 @@ def summarize(results: Sequence[GameResult], game: int) -> dict[str, float]:
         at = [p for p, s in zip(points, seats, strict=True) if s == seat]
         if at:
             out[f"seat{seat + 1}_points"] = sum(at) / len(at)
+    out.update(_regions(results, seats))
     out.update(_search(results, seats))
     return out
+
+
+def _regions(results: Sequence[GameResult], seats: Sequence[int]) -> dict[str, float]:
+    """How the measured seat's cells and the field's held together at the end.
+
+    A seat's score is the sum of its regions' values (``region_value``: a region of n
+    cells is worth n**1.25), so the same cells in one region score most. Per game:
+    the cells taken; the score lost to being split into several regions (the value of
+    one region of that many cells less the score); and the measured seat's points had
+    its cells (both partners' in a pair field) been one region, every other score as it
+    was: an upper bound on what holding together could have won, not a reachable score.
+    """
+    cells: list[float] = []
+    loss: list[float] = []
+    field_cells: list[float] = []
+    field_loss: list[float] = []
+    whole: list[float] = []
+    for result, seat in zip(results, seats, strict=True):
+        owned = [sum(row.count(p) for row in result.final_map) for p in PLAYERS]
+        lost = [region_value(owned[i]) - result.exact_scores[i] for i in range(len(owned))]
+        cells.append(owned[seat])
+        loss.append(lost[seat])
+        for s in field_seats(result):
+            field_cells.append(owned[s])
+            field_loss.append(lost[s])
+        scores = [float(x) for x in result.scores]
+        for s in measured_seats(result):
+            scores[s] = float(round(region_value(owned[s])))
+        ranked = ranked_results(get_setting(result.game), scores)
+        whole.append(tournament_points(ranked)[seat])
+
+    def mean(values: list[float]) -> float:
+        return sum(values) / max(1, len(values))
+
+    return {
+        "cells_per_game": mean(cells),
+        "field_cells_per_game": mean(field_cells),
+        "region_loss_per_game": mean(loss),
+        "field_region_loss_per_game": mean(field_loss),
+        "one_region_points_per_game": mean(whole),
+    }
 
 
 def measured_seats(result: GameResult) -> list[int]:

@@ -253,6 +253,27 @@ def test_strength_summary_counts_places_and_points_by_turn_order() -> None:
     assert "seat4_points" not in summarize(results[:3], 1)
 
 
+def test_strength_summary_says_what_the_cells_lost_by_being_split() -> None:
+    # Seat 1 (measured) holds 3 cells in two regions (2 + 1: 3.38, rounded 3), seat 2 3
+    # cells in one (3.95, rounded 4), seats 3 and 4 a cell each.
+    final_map = [[-1] * 12 for _ in range(12)]
+    for row, col, seat in ((0, 0, 1), (0, 1, 1), (5, 5, 1), (2, 0, 2), (2, 1, 2), (2, 2, 2)):
+        final_map[row][col] = seat
+    final_map[8][8], final_map[9][9] = 3, 4
+    exact = [2**1.25 + 1, 3**1.25, 1.0, 1.0]
+    result = _result([0, 1, 1, 1], [3.0, 5.0, 1.5, 1.5], game=1).model_copy(
+        update={"final_map": final_map, "exact_scores": exact, "scores": [3, 4, 1, 1]}
+    )
+    figures = summarize([result], 1)
+    assert figures["cells_per_game"] == 3
+    assert figures["field_cells_per_game"] == pytest.approx(5 / 3)
+    assert figures["region_loss_per_game"] == pytest.approx(3**1.25 - 2**1.25 - 1)
+    assert figures["field_region_loss_per_game"] == pytest.approx(0.0)
+    # As one region seat 1 would have rounded to 4 and shared first place with seat 2.
+    assert figures["one_region_points_per_game"] == 4.0
+    assert figures["points_per_game"] == 3.0
+
+
 def _figures(stdout: str) -> dict[str, str]:
     return dict(line.split("=") for line in stdout.splitlines() if "=" in line)
 
