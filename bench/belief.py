@@ -150,9 +150,12 @@ def mean_world_errors(
     source_search: int = 0,
     split_search: int = 0,
     movable_choice: bool = False,
-) -> tuple[float, int, int]:
+    median: bool = False,
+) -> tuple[float, int, int, int]:
     """Over ``viewer``'s observations, the world the main strategy searches in game 3
-    (``Belief.mean_world``): summed |count - truth|, counts exactly right, stacks.
+    (``Belief.mean_world``, or with ``median`` ``Belief.median_world``): summed
+    |count - truth|, counts exactly right, stacks rightly called movable (two sheep or
+    more) or not, stacks.
     ``source_search``: the sources of moves in doubt weighed as the main strategy does
     with that parameter (0: the highest mean). ``split_search``: the split sizes judged
     as it does with that one (``prior`` should then be ``split_prior(..., valued=True)``).
@@ -164,15 +167,16 @@ def mean_world_errors(
     model = None
     if source_search or split_search:
         model = HybridParams(source_search=source_search, split_search=split_search)
-    err, exact, n = 0.0, 0, 0
+    err, exact, movable, n = 0.0, 0, 0, 0
     for mine, truth in _views(record, viewer, belief, model):
-        world = belief.mean_world(mine)
+        world = belief.median_world(mine) if median else belief.mean_world(mine)
         for p in PLAYERS:
             for c in mine.stacks[p] if p != viewer else ():
                 err += abs(world.sheep[c] - truth.sheep[c])
                 exact += world.sheep[c] == truth.sheep[c]
+                movable += (world.sheep[c] > 1) == (truth.sheep[c] > 1)
                 n += 1
-    return err, exact, n
+    return err, exact, movable, n
 
 
 def bench_belief(
@@ -206,25 +210,27 @@ def bench_belief(
     # The mean world of the main strategy's prior, with one hypothesis and with more,
     # with one and the sources weighed by a search (source_search), with one and the
     # split sizes judged by playouts (split_search), and with one and the split models
-    # weighed by the choice of a movable stack (movable_choice).
-    worlds: dict[tuple[int, int, int, bool], list[float]] = {
-        key: [0.0, 0.0, 0.0]
+    # weighed by the choice of a movable stack (movable_choice); and the median world
+    # (Belief.median_world) with one.
+    worlds: dict[tuple[int, int, int, bool, bool], list[float]] = {
+        key: [0.0, 0.0, 0.0, 0.0]
         for key in sorted(
             {
-                (1, 0, 0, False),
-                (hypotheses, 0, 0, False),
-                (1, source_search, 0, False),
-                (1, 0, split_search, False),
-                (1, 0, 0, True),
+                (1, 0, 0, False, False),
+                (hypotheses, 0, 0, False, False),
+                (1, source_search, 0, False, False),
+                (1, 0, split_search, False, False),
+                (1, 0, 0, True, False),
+                (1, 0, 0, False, True),
             }
         )
     }
     observations = 0
     for record in tests:
         for viewer in PLAYERS:
-            for (h, search, judge, choice), acc in worlds.items():
+            for (h, search, judge, choice, median), acc in worlds.items():
                 prior = valued if judge else priors["adaptive"]
-                found = mean_world_errors(record, viewer, prior, h, search, judge, choice)
+                found = mean_world_errors(record, viewer, prior, h, search, judge, choice, median)
                 for i, v in enumerate(found):
                     acc[i] += v
             for key, prior in priors.items():
@@ -250,11 +256,14 @@ def bench_belief(
     }
     for kind in NAMED_PRIORS:
         figures[f"mae_belief_{kind}"] = totals[kind][0] / stacks
-    for (h, search, judge, choice), (world_err, world_exact, world_stacks) in worlds.items():
+    for (h, search, judge, choice, median), sums in worlds.items():
+        world_err, world_exact, world_movable, world_stacks = sums
         suffix = "_source" if search else "_split" if judge else "_choice" if choice else ""
         suffix = suffix or ("" if h == 1 else "_hypotheses")
-        figures[f"mean_world_mae{suffix}"] = world_err / max(1.0, world_stacks)
-        figures[f"mean_world_exact{suffix}"] = world_exact / max(1.0, world_stacks)
+        name = "median_world" if median else "mean_world"
+        figures[f"{name}_mae{suffix}"] = world_err / max(1.0, world_stacks)
+        figures[f"{name}_exact{suffix}"] = world_exact / max(1.0, world_stacks)
+        figures[f"{name}_movable_right{suffix}"] = world_movable / max(1.0, world_stacks)
     figures["hypotheses"] = float(hypotheses)
     figures["source_search"] = float(source_search)
     figures["split_search"] = float(split_search)

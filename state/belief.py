@@ -474,6 +474,24 @@ class SplitTree:
                 out[node.cell] += weight * sum(max(1, r) * p for r, p in enumerate(dist))
         return out
 
+    def marginals(self) -> dict[int, list[float]]:
+        """Each stack's distribution of its count under the exact posterior (index r:
+        the chance it holds r sheep), the split models mixed by their weights: what
+        ``means`` averages. A count of 0 (the evidence contradicts every model) is
+        counted as 1, as ``sample`` keeps a legal count."""
+        if not self.nodes:
+            return {}
+        self.solved()
+        out = {cell: [0.0] * (self.total + 1) for cell in self.node_of}
+        for k, weight in enumerate(self._posterior):
+            if weight <= 0.0:
+                continue
+            for node, dist in zip(self.nodes, self._final(k), strict=True):
+                row = out[node.cell]
+                for r, p in enumerate(dist):
+                    row[max(1, r)] += weight * p
+        return out
+
     def _final(self, k: int) -> list[list[float]]:
         """Under split model ``k``, each node's distribution of the sheep its stack holds
         now, given all the evidence. The walk down the split tree that ``sample`` takes
@@ -646,6 +664,10 @@ class SeatBelief:
         4 into two of 6 (README, issue 17, stop 55)."""
         return self.best.means()
 
+    def marginals(self) -> dict[int, list[float]]:
+        """Each stack's count distribution in the most likely tree (as ``means``)."""
+        return self.best.marginals()
+
     def ranked(self) -> list[tuple[float, SplitTree]]:
         """The trees with their posterior weights, the most likely first (ties in the
         order of ``best``)."""
@@ -763,6 +785,31 @@ class Belief:
         world.hash = world.hash_from_scratch()
         return world
 
+    def median_world(self, state: GameState) -> GameState:
+        """A copy of ``state`` with the hidden counts that are nearest the truth on
+        average while each seat's stacks hold its total: the counts that minimise the
+        summed expected error |count - truth| under each stack's posterior
+        (``median_counts``). Where a stack's posterior has two humps (a seat that
+        splits off one sheep or all but one, as ``flatmc`` does, or which of two
+        halves moved is in doubt), its mean is neither; the median world takes the
+        likelier side (``hybrid``'s ``hidden=median``; measured: README, issue 17,
+        stop 73). Stacks the belief never saw made take the reference's guess, as in
+        ``mean_world``."""
+        marginals: dict[int, list[float]] = {}
+        for seat in self.seats.values():
+            marginals.update(seat.marginals())
+        world = state.copy()
+        for p in PLAYERS:
+            guess = guess_counts(state, p)
+            seen = [c for c in guess if c in marginals]
+            total = sum(guess[c] for c in seen)
+            counts = median_counts([marginals[c] for c in seen], total)
+            guess.update(zip(seen, counts, strict=True))
+            for c, count in guess.items():
+                world.sheep[c] = count
+        world.hash = world.hash_from_scratch()
+        return world
+
     def likely_worlds(
         self, state: GameState, limit: int, ratio: float
     ) -> list[tuple[float, dict[int, int]]]:
@@ -831,6 +878,44 @@ def apportion(means: list[float], total: int) -> list[int]:
         else:
             for i in [i for i in reversed(order) if counts[i] > 1][:-short]:
                 counts[i] -= 1
+    return counts
+
+
+def median_counts(dists: list[list[float]], total: int) -> list[int]:
+    """Whole counts, each at least 1 and summing to ``total``, that minimise the summed
+    expected error sum_i E|X_i - c_i| where X_i is distributed as ``dists[i]`` (index
+    r: the chance of r). Each term is convex in c_i, so the optimum is found greedily:
+    every count starts at its distribution's median (the unconstrained optimum), then
+    one sheep at a time goes to the stack most likely to hold more than it is given
+    (raising c by one changes E|X - c| by 1 - 2 P(X > c)), or is taken from the stack
+    most likely to hold less (1 - 2 P(X < c)), until the counts sum to ``total``."""
+    if total < len(dists):
+        raise ValueError(f"{total} sheep cannot give {len(dists)} stacks one each")
+    if not dists:
+        return []
+    cdfs: list[list[float]] = []
+    for d in dists:
+        norm = sum(d)
+        cdfs.append(list(accumulate(x / norm for x in d)) if norm > 0 else [])
+
+    def below(i: int, c: int) -> float:  # P(X_i < c)
+        cdf = cdfs[i]
+        if not cdf:
+            return 0.0
+        return cdf[min(c - 1, len(cdf) - 1)] if c >= 1 else 0.0
+
+    counts = []
+    for cdf in cdfs:
+        median = next((r for r, f in enumerate(cdf) if f >= 0.5), 1) if cdf else 1
+        counts.append(max(1, median))
+    while (short := total - sum(counts)) != 0:
+        if short > 0:  # the stack most likely to hold more than its count
+            i = max(range(len(counts)), key=lambda i: 1.0 - below(i, counts[i] + 1))
+            counts[i] += 1
+        else:  # the stack most likely to hold less, of those above one sheep
+            movable = [i for i in range(len(counts)) if counts[i] > 1]
+            i = max(movable, key=lambda i: below(i, counts[i]))
+            counts[i] -= 1
     return counts
 
 

@@ -183,10 +183,11 @@ class HybridParams(StrategyParams, MctsParams):
         True, description="keep the tree between turns of a game (with tree=python)"
     )
     # game 3
-    hidden: Literal["belief", "mean", "uniform"] = Field(
+    hidden: Literal["belief", "mean", "median", "uniform"] = Field(
         "mean",
         description="hidden counts: one world of the belief's mean counts searched as game "
-        "1, or a search over the belief's worlds, or the reference's guess (measured: README)",
+        "1, or of its median counts (the least expected error per stack), or a search over "
+        "the belief's worlds, or the reference's guess (measured: README)",
     )
     worlds: int = Field(
         64,
@@ -487,6 +488,8 @@ class HybridStrategy(Strategy):
         # A belief exists only in game 3 (``observe``): there the hidden counts are filled.
         if p.hidden == "mean" and self.belief is not None:
             work = self.belief.mean_world(state)
+        elif p.hidden == "median" and self.belief is not None:
+            work = self.belief.median_world(state)
         else:
             work = determinize(state, state.to_move)
         slides = work.slides()
