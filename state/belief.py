@@ -43,11 +43,14 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from itertools import accumulate, product
+from typing import TypeVar
 
 from state.game import UNKNOWN, GameState
 from state.geometry import DIRECTION_KEYS, free_dirs
 from state.observe import Action
 from state.settings import PLAYERS, GameSetting
+
+E = TypeVar("E")  # a stack's estimate of its count: a mean, or a distribution
 
 
 class SplitPrior:
@@ -780,7 +783,7 @@ class Belief:
         (``hybrid``'s ``hidden=mean``). Stacks the belief never saw made (after a
         resync) take the reference's guess."""
         world = state.copy()
-        for c, count in _whole_counts(state, self.means()).items():
+        for c, count in _whole_counts(state, self.means(), apportion).items():
             world.sheep[c] = count
         world.hash = world.hash_from_scratch()
         return world
@@ -799,14 +802,8 @@ class Belief:
         for seat in self.seats.values():
             marginals.update(seat.marginals())
         world = state.copy()
-        for p in PLAYERS:
-            guess = guess_counts(state, p)
-            seen = [c for c in guess if c in marginals]
-            total = sum(guess[c] for c in seen)
-            counts = median_counts([marginals[c] for c in seen], total)
-            guess.update(zip(seen, counts, strict=True))
-            for c, count in guess.items():
-                world.sheep[c] = count
+        for c, count in _whole_counts(state, marginals, median_counts).items():
+            world.sheep[c] = count
         world.hash = world.hash_from_scratch()
         return world
 
@@ -837,23 +834,28 @@ class Belief:
             means: dict[int, float] = {}
             for tree in trees:
                 means.update(tree_means[id(tree)])
-            key = tuple(sorted(_whole_counts(state, means).items()))
+            key = tuple(sorted(_whole_counts(state, means, apportion).items()))
             worlds[key] = worlds.get(key, 0.0) + weight
         ranked = sorted(worlds.items(), key=lambda kv: -kv[1])
         top = ranked[0][1]
         return [(w, dict(key)) for key, w in ranked if w >= ratio * top]
 
 
-def _whole_counts(state: GameState, means: dict[int, float]) -> dict[int, int]:
-    """Every hidden stack's count: ``means`` rounded so that each seat's stacks hold
-    its total, one sheep at least on each (``apportion``); stacks without a mean (the
-    belief never saw them made: a resync) take the reference's guess."""
+def _whole_counts(
+    state: GameState,
+    estimates: Mapping[int, E],
+    whole: Callable[[list[E], int], list[int]],
+) -> dict[int, int]:
+    """Every hidden stack's count: its estimate (a mean, or a distribution) made whole
+    by ``whole`` (``apportion`` of means, ``median_counts`` of distributions) so that
+    each seat's stacks hold its total, one sheep at least on each; stacks without an
+    estimate (the belief never saw them made: a resync) take the reference's guess."""
     out: dict[int, int] = {}
     for p in PLAYERS:
         guess = guess_counts(state, p)
-        seen = [c for c in guess if c in means]
+        seen = [c for c in guess if c in estimates]
         # The seen stacks share what the guess gives them together (one each at least).
-        shares = apportion([means[c] for c in seen], sum(guess[c] for c in seen))
+        shares = whole([estimates[c] for c in seen], sum(guess[c] for c in seen))
         guess.update(zip(seen, shares, strict=True))
         out.update(guess)
     return out
@@ -898,11 +900,9 @@ def median_counts(dists: list[list[float]], total: int) -> list[int]:
         norm = sum(d)
         cdfs.append(list(accumulate(x / norm for x in d)) if norm > 0 else [])
 
-    def below(i: int, c: int) -> float:  # P(X_i < c)
+    def below(i: int, c: int) -> float:  # P(X_i < c), c >= 1
         cdf = cdfs[i]
-        if not cdf:
-            return 0.0
-        return cdf[min(c - 1, len(cdf) - 1)] if c >= 1 else 0.0
+        return cdf[min(c - 1, len(cdf) - 1)] if cdf else 0.0
 
     counts = []
     for cdf in cdfs:
