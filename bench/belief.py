@@ -18,8 +18,8 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +142,54 @@ def errors_of_view(
     return out
 
 
+@dataclass
+class WorldErrors:
+    """Sums over a viewer's observations of the world the main strategy searches, and
+    of the posterior's chance that each hidden stack can move (two sheep or more)."""
+
+    err: float = 0.0  # summed |count - truth|
+    exact: int = 0  # counts exactly right
+    movable: int = 0  # stacks rightly called movable or not
+    false_movable: int = 0  # given two sheep or more where the truth holds one
+    false_dead: int = 0  # given one sheep where the truth holds two or more
+    stacks: int = 0
+    # (the posterior's P(two sheep or more), whether the truth holds two or more), per stack
+    chances: list[tuple[float, bool]] = field(default_factory=list)
+
+    def add(self, other: WorldErrors) -> None:
+        self.err += other.err
+        self.exact += other.exact
+        self.movable += other.movable
+        self.false_movable += other.false_movable
+        self.false_dead += other.false_dead
+        self.stacks += other.stacks
+        self.chances.extend(other.chances)
+
+
+def movable_calibration(chances: Sequence[tuple[float, bool]], bins: int = 10) -> dict[str, float]:
+    """How well chances p that a stack can move (two sheep or more) match the truth y:
+    the Brier score mean (p - y)^2; the same of the base rate (every stack given the
+    share that can move: a belief that knows nothing of the stack), and the calibration
+    error: over ``bins`` equal bins of p, the stacks' share of each bin times the gap
+    between its mean p and its share that can move."""
+    if bins < 1:
+        raise ValueError(f"movable_calibration needs at least one bin, not {bins}")
+    n = len(chances)
+    if n == 0:
+        return {"brier": 0.0, "brier_base_rate": 0.0, "calibration_error": 0.0}
+    rate = sum(y for _, y in chances) / n
+    brier = sum((p - y) ** 2 for p, y in chances) / n
+    base = sum((rate - y) ** 2 for _, y in chances) / n
+    sums: list[list[float]] = [[0.0, 0.0, 0.0] for _ in range(bins)]  # p, y, stacks
+    for p, y in chances:
+        row = sums[min(bins - 1, max(0, int(p * bins)))]
+        row[0] += p
+        row[1] += y
+        row[2] += 1
+    gap = sum(abs(sp - sy) for sp, sy, _ in sums) / n  # = sum_b (n_b / n) |mean p - share|
+    return {"brier": brier, "brier_base_rate": base, "calibration_error": gap}
+
+
 def mean_world_errors(
     record: Plays,
     viewer: int,
@@ -151,11 +199,11 @@ def mean_world_errors(
     split_search: int = 0,
     movable_choice: bool = False,
     median: bool = False,
-) -> tuple[float, int, int, int]:
+) -> WorldErrors:
     """Over ``viewer``'s observations, the world the main strategy searches in game 3
-    (``Belief.mean_world``, or with ``median`` ``Belief.median_world``): summed
-    |count - truth|, counts exactly right, stacks rightly called movable (two sheep or
-    more) or not, stacks.
+    (``Belief.mean_world``, or with ``median`` ``Belief.median_world``) against the
+    truth, and the posterior's chance that each hidden stack holds two sheep or more
+    (``Belief.marginals``).
     ``source_search``: the sources of moves in doubt weighed as the main strategy does
     with that parameter (0: the highest mean). ``split_search``: the split sizes judged
     as it does with that one (``prior`` should then be ``split_prior(..., valued=True)``).
@@ -167,16 +215,23 @@ def mean_world_errors(
     model = None
     if source_search or split_search:
         model = HybridParams(source_search=source_search, split_search=split_search)
-    err, exact, movable, n = 0.0, 0, 0, 0
+    out = WorldErrors()
     for mine, truth in _views(record, viewer, belief, model):
         world = belief.median_world(mine) if median else belief.mean_world(mine)
+        marginals = belief.marginals()
         for p in PLAYERS:
             for c in mine.stacks[p] if p != viewer else ():
-                err += abs(world.sheep[c] - truth.sheep[c])
-                exact += world.sheep[c] == truth.sheep[c]
-                movable += (world.sheep[c] > 1) == (truth.sheep[c] > 1)
-                n += 1
-    return err, exact, movable, n
+                count, true = world.sheep[c], truth.sheep[c]
+                out.err += abs(count - true)
+                out.exact += count == true
+                out.movable += (count > 1) == (true > 1)
+                out.false_movable += count > 1 and true == 1
+                out.false_dead += count == 1 and true > 1
+                out.stacks += 1
+                if c in marginals:
+                    chance = min(1.0, max(0.0, 1.0 - sum(marginals[c][:2])))
+                    out.chances.append((chance, true > 1))
+    return out
 
 
 def bench_belief(
@@ -212,8 +267,8 @@ def bench_belief(
     # split sizes judged by playouts (split_search), and with one and the split models
     # weighed by the choice of a movable stack (movable_choice); and the median world
     # (Belief.median_world) with one.
-    worlds: dict[tuple[int, int, int, bool, bool], list[float]] = {
-        key: [0.0, 0.0, 0.0, 0.0]
+    worlds: dict[tuple[int, int, int, bool, bool], WorldErrors] = {
+        key: WorldErrors()
         for key in sorted(
             {
                 (1, 0, 0, False, False),
@@ -230,9 +285,7 @@ def bench_belief(
         for viewer in PLAYERS:
             for (h, search, judge, choice, median), acc in worlds.items():
                 prior = valued if judge else priors["adaptive"]
-                found = mean_world_errors(record, viewer, prior, h, search, judge, choice, median)
-                for i, v in enumerate(found):
-                    acc[i] += v
+                acc.add(mean_world_errors(record, viewer, prior, h, search, judge, choice, median))
             for key, prior in priors.items():
                 rows = errors_of_view(record, viewer, prior, samples)
                 for err_b, err_u, n in rows:
@@ -257,13 +310,18 @@ def bench_belief(
     for kind in NAMED_PRIORS:
         figures[f"mae_belief_{kind}"] = totals[kind][0] / stacks
     for (h, search, judge, choice, median), sums in worlds.items():
-        world_err, world_exact, world_movable, world_stacks = sums
         suffix = "_source" if search else "_split" if judge else "_choice" if choice else ""
         suffix = suffix or ("" if h == 1 else "_hypotheses")
         name = "median_world" if median else "mean_world"
-        figures[f"{name}_mae{suffix}"] = world_err / max(1.0, world_stacks)
-        figures[f"{name}_exact{suffix}"] = world_exact / max(1.0, world_stacks)
-        figures[f"{name}_movable_right{suffix}"] = world_movable / max(1.0, world_stacks)
+        seen = max(1.0, float(sums.stacks))
+        figures[f"{name}_mae{suffix}"] = sums.err / seen
+        figures[f"{name}_exact{suffix}"] = sums.exact / seen
+        figures[f"{name}_movable_right{suffix}"] = sums.movable / seen
+        figures[f"{name}_false_movable{suffix}"] = sums.false_movable / seen
+        figures[f"{name}_false_dead{suffix}"] = sums.false_dead / seen
+        if not median:  # the median world's posterior is the mean world's
+            for key, value in movable_calibration(sums.chances).items():
+                figures[f"posterior_movable_{key}{suffix}"] = value
     figures["hypotheses"] = float(hypotheses)
     figures["source_search"] = float(source_search)
     figures["split_search"] = float(split_search)

@@ -763,6 +763,13 @@ class Belief:
             out.update(seat.means())
         return out
 
+    def marginals(self) -> dict[int, list[float]]:
+        """Every other seat's stacks' count distributions (``SeatBelief.marginals``)."""
+        out: dict[int, list[float]] = {}
+        for seat in self.seats.values():
+            out.update(seat.marginals())
+        return out
+
     def determinize(self, state: GameState, rng: random.Random) -> GameState:
         """A copy of ``state`` with every hidden count drawn from the posterior."""
         world = state.copy()
@@ -798,11 +805,8 @@ class Belief:
         likelier side (``hybrid``'s ``hidden=median``; measured: README, issue 17,
         stop 73). Stacks the belief never saw made take the reference's guess, as in
         ``mean_world``."""
-        marginals: dict[int, list[float]] = {}
-        for seat in self.seats.values():
-            marginals.update(seat.marginals())
         world = state.copy()
-        for c, count in _whole_counts(state, marginals, median_counts).items():
+        for c, count in _whole_counts(state, self.marginals(), median_counts).items():
             world.sheep[c] = count
         world.hash = world.hash_from_scratch()
         return world

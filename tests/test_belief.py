@@ -409,6 +409,59 @@ def test_the_median_world_is_nearer_the_truth_than_the_mean_world_against_halver
     assert movable["median"] >= movable["mean"]
 
 
+def test_the_posterior_knows_which_stacks_of_halvers_can_move() -> None:
+    """Against seats that split in half, the posterior's chance that a stack holds two
+    sheep or more (``Belief.marginals``) is sharp and near the truth: its Brier score is
+    a fifth of the base rate's (0.045 against 0.243 on these games) and its
+    calibration error under 0.1 (0.065)."""
+    from bench.belief import movable_calibration
+    from strategies.hybrid import split_prior
+
+    chances: list[tuple[float, bool]] = []
+
+    def measure(view: GameState, belief: Belief, truth: GameState) -> None:
+        marginals = belief.marginals()
+        for seat in (1, 2, 3, 4):
+            for cell in view.stacks[seat] if seat != belief.viewer else ():
+                assert abs(sum(marginals[cell]) - 1.0) < 1e-9
+                chances.append((1.0 - sum(marginals[cell][:2]), truth.sheep[cell] > 1))
+
+    for seed in range(6):
+        play_hidden_game(
+            seed, 1 + seed % 4, splits="half", prior=split_prior("adaptive", 16), on_view=measure
+        )
+    figures = movable_calibration(chances)
+    assert figures["brier"] < 0.25 * figures["brier_base_rate"]
+    assert figures["calibration_error"] < 0.1
+
+
+def test_movable_calibration_scores_chances_against_the_truth() -> None:
+    from bench.belief import movable_calibration
+
+    # Sure and right: no error; the base rate (one in two) errs by a quarter.
+    assert movable_calibration([(1.0, True), (0.0, False)]) == {
+        "brier": 0.0,
+        "brier_base_rate": 0.25,
+        "calibration_error": 0.0,
+    }
+    # Four of five stacks at 0.8 can move: calibrated, and no better than the base rate.
+    found = movable_calibration([(0.8, True)] * 4 + [(0.8, False)])
+    assert found["calibration_error"] == pytest.approx(0.0)
+    assert found["brier"] == pytest.approx(0.16) == found["brier_base_rate"]
+    # Sure of the wrong side: the whole gap; two bins, each half the stacks, 0.1 and 0.3 off.
+    assert movable_calibration([(0.9, False)] * 2)["calibration_error"] == pytest.approx(0.9)
+    mixed = [(0.2, True), (0.2, False), (0.2, False), (0.2, False)]  # 0.2 for 0.25
+    mixed += [(0.65, True), (0.65, True), (0.65, False), (0.65, False)]  # 0.65 for 0.5
+    assert movable_calibration(mixed)["calibration_error"] == pytest.approx(0.1)
+    assert movable_calibration([]) == {
+        "brier": 0.0,
+        "brier_base_rate": 0.0,
+        "calibration_error": 0.0,
+    }
+    with pytest.raises(ValueError, match="at least one bin"):
+        movable_calibration([(0.5, True)], bins=0)
+
+
 def test_median_counts_take_each_stack_at_its_likeliest_side() -> None:
     # Each stack is 1 or 15; the first more likely 1, the second more likely 15.
     one_first = [0.0, 0.6] + [0.0] * 13 + [0.4]
@@ -645,6 +698,16 @@ def test_bench_belief_replays_every_view_through_ingest() -> None:
     for suffix in ("", "_hypotheses", "_source", "_split", "_choice"):
         assert 0 < figures[f"mean_world_exact{suffix}"] < 1
         assert 0 < figures[f"mean_world_mae{suffix}"] < figures["mae_reference_guess"] * 2
+        # Each stack is rightly called movable or not, or wrongly one way or the other.
+        wrong = (
+            figures[f"mean_world_false_movable{suffix}"] + figures[f"mean_world_false_dead{suffix}"]
+        )
+        assert wrong == pytest.approx(1 - figures[f"mean_world_movable_right{suffix}"])
+        assert 0 < figures[f"posterior_movable_brier{suffix}"] < 1
+        assert 0 < figures[f"posterior_movable_brier_base_rate{suffix}"] <= 0.25
+        assert 0 <= figures[f"posterior_movable_calibration_error{suffix}"] < 1
+    wrong = figures["median_world_false_movable"] + figures["median_world_false_dead"]
+    assert wrong == pytest.approx(1 - figures["median_world_movable_right"])
 
 
 def test_bench_belief_reads_arena_replays(tmp_path: Path) -> None:
