@@ -10,7 +10,9 @@ training games (the first half of the replays, or games of other seeds); the
 main strategy's named priors (``split_prior``: half, three, mixed and the
 per-seat adaptive mixture) are measured on the same views. So is the one world
 the main strategy searches in game 3 (``Belief.mean_world`` of the adaptive prior),
-with one explanation of which stack each move came from and with ``--hypotheses``.
+with one explanation of which stack each move came from and with ``--hypotheses``;
+and how well the posterior knows which stacks can still move (two sheep or more:
+``movable_calibration``), with the worlds' stacks wrongly called movable or dead.
 """
 
 from __future__ import annotations
