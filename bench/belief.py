@@ -220,7 +220,8 @@ def mean_world_errors(
     out = WorldErrors()
     for mine, truth in _views(record, viewer, belief, model):
         world = belief.median_world(mine) if median else belief.mean_world(mine)
-        marginals = belief.marginals()
+        # The median world's posterior is the mean world's: scored once, with the mean.
+        marginals = {} if median else belief.marginals()
         for p in PLAYERS:
             for c in mine.stacks[p] if p != viewer else ():
                 count, true = world.sheep[c], truth.sheep[c]
