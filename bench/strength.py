@@ -21,6 +21,10 @@ and seat, another strategy, parameter set or clock. The difference of the points
 game is reported with its 95% interval (``paired_*``). Pairing removes what the board
 and the seat give, which is most of the spread of one game's points, so it resolves a
 smaller difference than two intervals side by side.
+
+``battlesheep bench pool RUN... [--baseline BASE ...]`` reports finished runs of one
+setup (on other boards) as one: every figure over all their games, and with a baseline
+for each run the paired differences of all the games as one sample.
 """
 
 from __future__ import annotations
@@ -123,6 +127,26 @@ def register_bench(sub: Any) -> None:
         "the difference of the points per game, paired by game, with its 95%% interval",
     )
     p.set_defaults(func=run)
+    pool: argparse.ArgumentParser = sub.add_parser(
+        "pool",
+        help="finished bench strength runs of one setup (other boards) reported as one, "
+        "and their paired differences with their baselines",
+    )
+    pool.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN",
+        help="a --results folder of bench strength (holding one field's file) or the file",
+    )
+    pool.add_argument(
+        "--baseline",
+        action="append",
+        default=None,
+        metavar="RUN",
+        help="the baseline of each RUN, in their order (one per RUN): the pooled paired "
+        "difference of the points per game, with its 95%% interval",
+    )
+    pool.set_defaults(func=run_pool)
 
 
 def field_lineup(
@@ -296,41 +320,55 @@ def baseline_games(schedule: Schedule, baseline: Path) -> dict[int, GameResult]:
     header, kept = read_results_file(baseline)
     if header is None:
         raise ConfigError(f"--baseline: {baseline} has no tournament header")
-    now, then = header_of(schedule)["tournament"], header["tournament"]
+    same_boards(header_of(schedule)["tournament"], header["tournament"], f"--baseline: {baseline}")
+    return {r.index: r for r in kept}
+
+
+def same_boards(now: dict[str, Any], then: dict[str, Any], what: str) -> None:
+    """Refuse (``ConfigError``, starting with ``what``) to pair a run whose header is
+    ``then`` with one whose header is ``now`` unless they played the same field on the
+    same boards: game, seed, format and the field's entrants but for their clock."""
     for key in ("game", "seed", "format"):
         if now[key] != then.get(key):
             raise ConfigError(
-                f"--baseline: {baseline} was played with {key} {then.get(key)!r}, "
+                f"{what} was played with {key} {then.get(key)!r}, "
                 f"this run with {now[key]!r}: not the same boards"
             )
     ours, theirs = _field_commands(now["entrants"]), _field_commands(then["entrants"])
     if ours != theirs:
-        raise ConfigError(
-            f"--baseline: {baseline} was played against another field ({theirs}; this run: {ours})"
-        )
-    return {r.index: r for r in kept}
+        raise ConfigError(f"{what} was played against another field ({theirs}; this run: {ours})")
 
 
-def paired(results: Sequence[GameResult], before: dict[int, GameResult]) -> dict[str, float]:
-    """The measured strategy's points and score per game minus those of the baseline's
-    game of the same index (``baseline_games``), over the games both played, with 95%
-    intervals. A pair whose board seed or seating differs is a ``ConfigError``."""
+def paired_differences(
+    results: Sequence[GameResult], before: dict[int, GameResult], what: str = "--baseline"
+) -> dict[str, list[float]]:
+    """The measured strategy's points and score in each game minus those in the
+    baseline's game of the same index, over the games both played (``points`` and
+    ``score``). A pair whose board seed or seating differs is a ``ConfigError``."""
     pairs = [(r, before[r.index]) for r in results if r.index in before]
     for r, b in pairs:
         if (r.seed, r.seats) != (b.seed, b.seats):
             raise ConfigError(
-                f"--baseline: its game {r.index} had seed {b.seed} and seats {b.seats}, "
+                f"{what}: its game {r.index} had seed {b.seed} and seats {b.seats}, "
                 f"this run's seed {r.seed} and seats {r.seats}"
             )
-    out = {"paired_games": float(len(pairs))}
-    if not pairs:
-        return out
+    out: dict[str, list[float]] = {}
     for key, name in (("points", "points"), ("scores", "score")):
-        diffs = []
-        for r, b in pairs:
-            now, then = getattr(r, key)[measured_seats(r)[0]], getattr(b, key)[measured_seats(b)[0]]
-            diffs.append(float(now) - float(then))
-        interval = mean_interval(diffs)
+        out[name] = [
+            float(getattr(r, key)[measured_seats(r)[0]])
+            - float(getattr(b, key)[measured_seats(b)[0]])
+            for r, b in pairs
+        ]
+    return out
+
+
+def paired_figures(diffs: dict[str, list[float]]) -> dict[str, float]:
+    """``paired_games`` and each difference's mean with its 95% interval."""
+    out = {"paired_games": float(len(diffs["points"]))}
+    if not diffs["points"]:
+        return out
+    for name, values in diffs.items():
+        interval = mean_interval(values)
         out[f"paired_{name}_diff"] = interval.mean
         out[f"paired_{name}_ci95_low"] = interval.low
         out[f"paired_{name}_ci95_high"] = interval.high
@@ -384,7 +422,7 @@ def run(args: argparse.Namespace) -> int:
             figures["played"] = float(outcome.played)
             figures["wall_s"] = time.monotonic() - started
             if before is not None:
-                figures.update(paired(outcome.results, before))
+                figures.update(paired_figures(paired_differences(outcome.results, before)))
             seen = ", every count revealed to it" if args.reveal else ""
             print(f"# {name} vs {fld}, game {args.game}, {args.time_limit} s per move{seen}")
             print_figures({f"{label}.{k}": v for k, v in figures.items()})
@@ -394,4 +432,77 @@ def run(args: argparse.Namespace) -> int:
                 return 130
     finally:
         runner.close()
+    return 0
+
+
+def kept_run(run: str, what: str) -> tuple[Path, dict[str, Any], list[GameResult]]:
+    """A finished run of ``bench strength``: its results file (``run`` itself, or the one
+    file of the ``--results`` folder ``run``), the file's tournament header and its games."""
+    path = Path(run)
+    if path.is_dir():
+        files = sorted(path.glob("game*.jsonl"))
+        if len(files) != 1:
+            held = ", ".join(f.name for f in files) or "none"
+            raise ConfigError(
+                f"{what} {run}: a folder of one field's results file is needed, it holds {held}"
+                "; name the file"
+            )
+        path = files[0]
+    elif not path.exists():
+        raise ConfigError(f"{what} {run} does not exist")
+    header, games = read_results_file(path)
+    if header is None:
+        raise ConfigError(f"{what} {path} has no tournament header")
+    if not games:
+        raise ConfigError(f"{what} {path} holds no game")
+    return path, header["tournament"], games
+
+
+def run_pool(args: argparse.Namespace) -> int:
+    """Report finished runs of one setup against one field (on other boards, say) as one
+    run, and, with a baseline for each, the paired differences of all their games."""
+    if args.baseline is not None and len(args.baseline) != len(args.runs):
+        raise ConfigError(
+            f"--baseline given {len(args.baseline)} times for {len(args.runs)} runs: "
+            "give one per run, in the runs' order"
+        )
+    runs = [kept_run(run, "run") for run in args.runs]
+    first_path, first, _ = runs[0]
+    measured = first["entrants"][MEASURED]["command"][1:]
+    for path, header, _ in runs[1:]:
+        for key in ("game", "format", "time_limit"):
+            if header.get(key) != first.get(key):
+                raise ConfigError(
+                    f"run {path} was played with {key} {header.get(key)!r}, "
+                    f"run {first_path} with {first.get(key)!r}: not one setup"
+                )
+        if header["entrants"][MEASURED]["command"][1:] != measured:
+            raise ConfigError(f"run {path} measured another setup than run {first_path}")
+        theirs, ours = _field_commands(header["entrants"]), _field_commands(first["entrants"])
+        if theirs != ours:
+            raise ConfigError(f"run {path} was played against another field than run {first_path}")
+    figures: dict[str, float] = {}
+    diffs: dict[str, list[float]] = {"points": [], "score": []}
+    for k, (path, header, games) in enumerate(runs, start=1):
+        figures[f"run{k}.games"] = float(len(games))
+        figures[f"run{k}.seed"] = float(header["seed"])
+        figures[f"run{k}.points_per_game"] = mean_interval(
+            [r.points[measured_seats(r)[0]] for r in games]
+        ).mean
+        if args.baseline is not None:
+            base_path, base, base_games = kept_run(args.baseline[k - 1], "--baseline")
+            same_boards(header, base, f"--baseline {base_path} (of run {path})")
+            before = {r.index: r for r in base_games}
+            mine = paired_differences(games, before, f"--baseline {base_path}")
+            figures[f"run{k}.paired_points_diff"] = paired_figures(mine)["paired_points_diff"]
+            for name, values in mine.items():
+                diffs[name] += values
+    game = int(first["game"])
+    pooled = summarize([r for _, _, games in runs for r in games], game)
+    pooled["runs"] = float(len(runs))
+    if args.baseline is not None:
+        pooled.update(paired_figures(diffs))
+    print(f"# {len(runs)} runs pooled, game {game}, {first['time_limit']} s per move")
+    print_figures(figures)
+    print_figures({f"pooled.{k}": v for k, v in pooled.items()})
     return 0

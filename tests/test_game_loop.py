@@ -412,6 +412,69 @@ def test_bench_strength_pairs_a_run_with_a_baseline_game_by_game(tmp_path: Path)
     assert proc.returncode == 2 and f"game {edited['index']} had seed 99" in proc.stderr
 
 
+def test_bench_pool_reports_runs_on_other_boards_as_one(tmp_path: Path) -> None:
+    """``bench pool``: finished runs of one setup on other boards are reported over all
+    their games, and with a baseline each, their paired differences pooled game by game;
+    runs of other setups or fields, or a baseline of other boards, are refused by name."""
+    field = ("--field", "random,random,random", "--games", "4", "--time-limit", "0.5")
+
+    def bench(*argv: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "battlesheep", "bench", *argv]
+        return subprocess.run(command, capture_output=True, text=True, timeout=120)
+
+    runs: dict[tuple[str, int], Path] = {}
+    for strategy in ("greedy", "random"):
+        for seed in (3, 7):
+            runs[strategy, seed] = tmp_path / f"{strategy}{seed}"
+            argv = ["strength", "--strategy", strategy, *field, "--jobs", "1"]
+            proc = bench(*argv, "--seed", str(seed), "--results", str(runs[strategy, seed]))
+            assert proc.returncode == 0, proc.stderr
+    name = "game1-random+random+random.jsonl"
+
+    def lines(folder: Path) -> dict[int, dict[str, Any]]:
+        return {
+            g["index"]: g for g in map(json.loads, (folder / name).read_text().splitlines()[1:])
+        }
+
+    ours = [lines(runs["greedy", s]) for s in (3, 7)]
+    bases = [lines(runs["random", s]) for s in (3, 7)]
+    points = [_measured(g, "points") for games in ours for g in games.values()]
+    diffs = [
+        _measured(games[i], "points") - _measured(base[i], "points")
+        for games, base in zip(ours, bases, strict=True)
+        for i in games
+    ]
+    pooled = bench(
+        *("pool", str(runs["greedy", 3]), str(runs["greedy", 7] / name)),
+        *("--baseline", str(runs["random", 3]), "--baseline", str(runs["random", 7])),
+    )
+    assert pooled.returncode == 0, pooled.stderr
+    figures = {k: float(v) for k, v in _figures(pooled.stdout).items()}
+    assert figures["pooled.games"] == 8 and figures["pooled.runs"] == 2
+    assert (figures["run1.seed"], figures["run2.seed"]) == (3, 7)
+    assert figures["pooled.points_per_game"] == pytest.approx(sum(points) / 8, abs=1e-3)
+    assert figures["pooled.paired_games"] == 8
+    assert figures["pooled.paired_points_diff"] == pytest.approx(sum(diffs) / 8, abs=1e-3)
+    low, high = figures["pooled.paired_points_ci95_low"], figures["pooled.paired_points_ci95_high"]
+    assert low <= figures["pooled.paired_points_diff"] <= high
+    # Without baselines: the runs' own figures only.
+    alone = bench("pool", str(runs["greedy", 3]), str(runs["greedy", 7]))
+    assert alone.returncode == 0, alone.stderr
+    assert "pooled.points_per_game" in alone.stdout and "paired" not in alone.stdout
+
+    g3, g7, r3, r7 = (str(runs[k]) for k in sorted(runs))
+    refused = {
+        "another setup than run": bench("pool", g3, r7),
+        "with seed 3, this run with 7": bench("pool", g7, "--baseline", r3),
+        "give one per run": bench("pool", g3, g7, "--baseline", r3),
+        "holds none": bench("pool", str(tmp_path)),
+        "does not exist": bench("pool", str(tmp_path / "nowhere")),
+    }
+    for text, proc in refused.items():
+        assert proc.returncode == 2 and text in proc.stderr, (text, proc.stderr)
+        assert "pooled." not in proc.stdout
+
+
 def refused_bench(*extra: str) -> subprocess.CompletedProcess[str]:
     """``bench strength`` of four games of the main strategy, one at a time, with
     ``extra``: for the options it refuses before a game is played."""
