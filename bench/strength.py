@@ -470,7 +470,7 @@ def run_pool(args: argparse.Namespace) -> int:
     first_path, first, _ = runs[0]
     measured = first["entrants"][MEASURED]["command"][1:]
     for path, header, _ in runs[1:]:
-        for key in ("game", "format", "time_limit"):
+        for key in ("game", "format", "time_limit", "reveal"):
             if header.get(key) != first.get(key):
                 raise ConfigError(
                     f"run {path} was played with {key} {header.get(key)!r}, "

@@ -463,7 +463,14 @@ def test_bench_pool_reports_runs_on_other_boards_as_one(tmp_path: Path) -> None:
     assert "pooled.points_per_game" in alone.stdout and "paired" not in alone.stdout
 
     g3, g7, r3, r7 = (str(runs[k]) for k in sorted(runs))
+    # A run that saw every count (its header hand-edited) is not one setup with the rest.
+    kept = (runs["greedy", 7] / name).read_text().splitlines()
+    header = json.loads(kept[0])
+    header["tournament"]["reveal"] = [0]
+    revealed = tmp_path / "revealed.jsonl"
+    revealed.write_text("\n".join([json.dumps(header), *kept[1:]]) + "\n")
     refused = {
+        "with reveal [0]": bench("pool", g3, str(revealed)),
         "another setup than run": bench("pool", g3, r7),
         "with seed 3, this run with 7": bench("pool", g7, "--baseline", r3),
         "give one per run": bench("pool", g3, g7, "--baseline", r3),
