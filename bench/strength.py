@@ -315,13 +315,20 @@ def baseline_games(schedule: Schedule, baseline: Path) -> dict[int, GameResult]:
     by index, checked before anything is played: it must be the same field on the same
     boards (game, seed, format, the field's entrants but for their clock), else a
     ``ConfigError`` says what differs."""
-    if not baseline.exists():
-        raise ConfigError(f"--baseline: {baseline} does not exist (no run of this field there)")
-    header, kept = read_results_file(baseline)
-    if header is None:
-        raise ConfigError(f"--baseline: {baseline} has no tournament header")
-    same_boards(header_of(schedule)["tournament"], header["tournament"], f"--baseline: {baseline}")
+    header, kept = read_run(baseline, "--baseline:")
+    same_boards(header_of(schedule)["tournament"], header, f"--baseline: {baseline}")
     return {r.index: r for r in kept}
+
+
+def read_run(path: Path, what: str) -> tuple[dict[str, Any], list[GameResult]]:
+    """The tournament header and the games of the results file ``path`` of a run; a file
+    that is not there or has no header is a ``ConfigError`` starting with ``what``."""
+    if not path.exists():
+        raise ConfigError(f"{what} {path} does not exist (no run of this field there)")
+    header, games = read_results_file(path)
+    if header is None:
+        raise ConfigError(f"{what} {path} has no tournament header")
+    return header["tournament"], games
 
 
 def same_boards(now: dict[str, Any], then: dict[str, Any], what: str) -> None:
@@ -448,14 +455,10 @@ def kept_run(run: str, what: str) -> tuple[Path, dict[str, Any], list[GameResult
                 "; name the file"
             )
         path = files[0]
-    elif not path.exists():
-        raise ConfigError(f"{what} {run} does not exist")
-    header, games = read_results_file(path)
-    if header is None:
-        raise ConfigError(f"{what} {path} has no tournament header")
+    header, games = read_run(path, what)
     if not games:
         raise ConfigError(f"{what} {path} holds no game")
-    return path, header["tournament"], games
+    return path, header, games
 
 
 def run_pool(args: argparse.Namespace) -> int:
@@ -486,15 +489,15 @@ def run_pool(args: argparse.Namespace) -> int:
     for k, (path, header, games) in enumerate(runs, start=1):
         figures[f"run{k}.games"] = float(len(games))
         figures[f"run{k}.seed"] = float(header["seed"])
-        figures[f"run{k}.points_per_game"] = mean_interval(
-            [r.points[measured_seats(r)[0]] for r in games]
-        ).mean
+        figures[f"run{k}.points_per_game"] = statistics.fmean(
+            r.points[measured_seats(r)[0]] for r in games
+        )
         if args.baseline is not None:
             base_path, base, base_games = kept_run(args.baseline[k - 1], "--baseline")
             same_boards(header, base, f"--baseline {base_path} (of run {path})")
             before = {r.index: r for r in base_games}
             mine = paired_differences(games, before, f"--baseline {base_path}")
-            figures[f"run{k}.paired_points_diff"] = paired_figures(mine)["paired_points_diff"]
+            figures.update({f"run{k}.{n}": v for n, v in paired_figures(mine).items()})
             for name, values in mine.items():
                 diffs[name] += values
     game = int(first["game"])
