@@ -234,6 +234,15 @@ class MctsParams(BaseModel):
             'issue 17, "MAST")'
         ),
     )
+    nst: bool = Field(
+        False,
+        description=(
+            "tree=compiled with mast: the playouts' greedy moves value a cell by its "
+            "learned value averaged with its value after the cell the move before took, "
+            "once that pair has 7 visits (N-gram selection technique; README, issue 17, "
+            '"NST")'
+        ),
+    )
     mast_visits: float = Field(
         0.0,
         ge=0,

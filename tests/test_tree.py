@@ -522,9 +522,84 @@ def test_mast_greedy_moves_take_the_cell_with_the_best_learned_value() -> None:
                 np.array(state.owner, np.int64), np.array(state.sheep, np.int64),
                 state.to_move, np.array(state.done, np.bool_), *tables_of(state.geometry),
                 0.0, 256, False, np.zeros(5, np.int64), 0, seed + 1, np.empty(0), turns,
-                mast_w, mast_n,
+                mast_w, mast_n, -1,
             )  # fmt: skip
             assert turns[0, 0] != PASS and turns[0, 1] == favoured
+
+
+def test_nst_greedy_moves_follow_a_pairs_value_once_it_has_enough_visits() -> None:
+    """``fast._nst_value`` through a playout: every cell in reach has the same learned
+    value; a pair (the move before took ``prev``, then this cell) valued 1 draws the
+    first turn to its cell once it has ``NST_VISITS`` visits, not before, and not after
+    another cell or with no pairs' columns."""
+    from strategies.kernel.fast import NST_VISITS, _scores, tables_of
+
+    wait_warm(None)
+    state = position(1, 21, 4)
+    seat = state.to_move
+    dsts = sorted({dst for _, _, dst in state.slides()})
+    assert len(dsts) >= 3
+    cells = len(state.owner)
+    prev = next(c for c, o in enumerate(state.owner) if o != 0)
+
+    def first_cells(favoured: int, visits: int, after: int, pairs: bool) -> set[int]:
+        width = cells + cells * cells if pairs else cells
+        mast_w = np.zeros((5, width))
+        mast_n = np.zeros((5, width), np.int64)
+        mast_n[seat, dsts] = 10
+        mast_w[seat, dsts] = 5.0  # every cell in reach 0.5 (0.5 with the prior's visit)
+        if pairs:
+            k = cells + prev * cells + favoured
+            mast_n[seat, k] = visits
+            mast_w[seat, k] = float(visits)  # the pair's value 1
+        out = set()
+        for seed in range(8):
+            turns = np.empty((4 * (cells + 2), 3), np.int64)
+            _scores(
+                np.array(state.owner, np.int64), np.array(state.sheep, np.int64),
+                state.to_move, np.array(state.done, np.bool_), *tables_of(state.geometry),
+                0.0, 256, False, np.zeros(5, np.int64), 0, seed + 1, np.empty(0), turns,
+                mast_w, mast_n, after,
+            )  # fmt: skip
+            assert turns[0, 0] != PASS
+            out.add(int(turns[0, 1]))
+        return out
+
+    for favoured in (dsts[0], dsts[-1]):
+        assert first_cells(favoured, NST_VISITS, prev, True) == {favoured}
+        assert len(first_cells(favoured, NST_VISITS - 1, prev, True)) > 1  # too few visits
+        assert len(first_cells(favoured, NST_VISITS, -1, True)) > 1  # no move before
+        other = next(c for c in range(cells) if c != prev)
+        assert len(first_cells(favoured, NST_VISITS, other, True)) > 1  # another move before
+        assert len(first_cells(favoured, NST_VISITS, prev, False)) > 1  # nst off
+
+
+@pytest.mark.parametrize("game", [1, 2])
+def test_nst_learns_each_pair_of_consecutive_moves_beside_the_cells(game: int) -> None:
+    """With ``nst`` the tables hold every cell's counts as without it, and after them one
+    count per pair of consecutive slides: a flat tree's iterations each add as many
+    pairs as slides but one; a pair's mean is a reward."""
+    wait_warm(None)
+    state = position(game, 40 + game, 10)
+    params = HybridParams(mast=True, nst=True, tree_depth=1)
+    tree = searched(state, params, 300)
+    cells = len(state.owner)
+    n, w = tree.mast_n, tree.mast_w
+    assert n.shape == (5, cells + cells * cells)
+    singles, pairs = n[:, :cells], n[:, cells:]
+    assert singles.sum() > 0 and pairs.sum() > 0
+    # Each iteration's slides form one chain (passes are skipped) whose first slide,
+    # the root's, has none before it: one pair fewer than slides per iteration.
+    assert pairs.sum() == singles.sum() - 300
+    # A pair (a, b) is counted for b's mover: b is a cell that seat took.
+    seats, ks = np.nonzero(pairs)
+    for seat, k in zip(seats.tolist(), ks.tolist(), strict=True):
+        assert singles[seat, k % cells] > 0
+        assert state.owner[k % cells] == 0 and (k // cells) != (k % cells)
+    seen = pairs > 0
+    means = w[:, cells:][seen] / pairs[seen]
+    assert means.min() >= -params.margin and means.max() <= 1 + params.margin
+    assert searched(state, HybridParams(mast=True), 50).mast_n.shape == (5, cells)
 
 
 @pytest.mark.parametrize("mast_visits", [0.0, 2.0])

@@ -37,6 +37,10 @@ MAST_PRIOR = 0.5
 the mean of the rank rewards (1, 0.5, 0.25, 0), so that an untried cell is neither
 sought nor shunned."""
 
+NST_VISITS = 7
+"""Visits a pair of moves needs before its learned value counts (``_nst_value``): the
+threshold of Tak, Winands and Björnsson's N-gram selection technique (2012)."""
+
 log = logging.getLogger(__name__)
 
 try:
@@ -194,20 +198,36 @@ def _mast_value(mast_w: Any, mast_n: Any, p: int, cell: int) -> float:
 
 
 @jit
+def _nst_value(mast_w: Any, mast_n: Any, p: int, cell: int, prev: int, n: int) -> float:
+    """Seat ``p``'s learned value of ``cell`` (``_mast_value``), averaged with its value
+    after the move before it took ``prev`` once that pair has ``NST_VISITS`` visits:
+    the pairs' table lies past the cells' in the same rows (``mast_w[p, n + prev * n +
+    cell]``; no such columns: no pairs, ``nst`` off)."""
+    value = _mast_value(mast_w, mast_n, p, cell)
+    if prev >= 0 and mast_n.shape[1] > n:
+        k = n + prev * n + cell
+        seen = mast_n[p, k]
+        if seen >= NST_VISITS:
+            value = 0.5 * (value + mast_w[p, k] / seen)
+    return value
+
+
+@jit
 def _mast_slide(
     live: Any, live_n: Any, p: int, owner: Any, first: Any, ray_off: Any, ray_cells: Any,
-    mast_w: Any, mast_n: Any, samples: int, stream: Any, pos: Any,
+    mast_w: Any, mast_n: Any, samples: int, stream: Any, pos: Any, prev: int,
 ) -> int:  # fmt: skip
     """The best of ``samples`` drawn slides by the seat's learned value of the cell it
-    lands on (``_mast_value``), or -1."""
+    lands on after the move before took ``prev`` (``_nst_value``), or -1."""
     best = -1.0
     pick = -1
+    n = owner.shape[0] - 1
     for _ in range(samples):
         slide = _draw_slide(live, live_n, p, owner, first, stream, pos)
         if slide < 0:
             return -1
         dst = _destination(owner, ray_off, ray_cells, slide)
-        value = _mast_value(mast_w, mast_n, p, dst)
+        value = _nst_value(mast_w, mast_n, p, dst, prev, n)
         if value > best:
             best = value
             pick = slide
@@ -261,11 +281,14 @@ def _play(
     live_n: Any,
     mast_w: Any,
     mast_n: Any,
+    prev: int,
 ) -> tuple[int, bool]:
     """``pure.play`` on arrays, the seats' movable stacks in ``live`` (filled here);
     returns the turns played (recorded in ``turns`` if it has room) and whether the
     game ended. ``mast_w``/``mast_n`` not empty: the greedy moves pick by their learned
-    values (``_mast_slide``) instead of the room heuristic."""
+    values (``_mast_slide``) instead of the room heuristic; ``prev``: the cell the
+    last move before the first turn took (-1: none), for the pairs' values. A pass is
+    not a move: the move before a turn is the last slide played, by whichever seat."""
     pos = np.zeros(2, np.uint64)  # the stream's next index, the generator's state
     pos[1] = seed
     n = owner.shape[0] - 1
@@ -293,7 +316,7 @@ def _play(
             elif mast_n.shape[0] > 0:
                 slide = _mast_slide(
                     live, live_n, p, owner, first, ray_off, ray_cells, mast_w, mast_n,
-                    samples, stream, pos,
+                    samples, stream, pos, prev,
                 )  # fmt: skip
             else:
                 slide = _best_slide(
@@ -331,6 +354,7 @@ def _play(
                 live[p, i] = live[p, live_n[p]]
             owner[dst] = p
             sheep[dst] = split
+            prev = dst
             if split > 1:
                 live[p, live_n[p]] = dst
                 live_n[p] += 1
@@ -475,6 +499,7 @@ def _scores(
     turns: Any,
     mast_w: Any,
     mast_n: Any,
+    prev: int,
 ) -> Any:
     """Play the position out (written back into ``owner_in`` and ``sheep_in``) and
     score it: one call from Python per playout. Returns the scores and the turns."""
@@ -487,7 +512,7 @@ def _scores(
     played, finished = _play(
         owner, sheep, to_move, done_in, first, ray_off, ray_cells, nb_off, nb_cells,
         epsilon, samples, area, seat_splits, cutoff, seed, stream, turns, live, live_n,
-        mast_w, mast_n,
+        mast_w, mast_n, prev,
     )  # fmt: skip
     owner_in[:] = owner[:-1]
     sheep_in[:] = sheep
@@ -562,6 +587,7 @@ class FastKernel:
             _NO_TURNS,
             _NO_MAST_W,
             _NO_MAST_N,
+            -1,
         )
         return out.tolist()  # type: ignore[no-any-return]
 
@@ -575,7 +601,7 @@ class FastKernel:
             owner, sheep, state.to_move, np.array(state.done, np.bool_),
             *tables_of(state.geometry), policy.epsilon, policy.samples, policy.area_split,
             seat_array(policy.seat_splits), policy.cutoff, 0, np.array(stream, np.float64),
-            turns, _NO_MAST_W, _NO_MAST_N,
+            turns, _NO_MAST_W, _NO_MAST_N, -1,
         )  # fmt: skip
         return Trace(
             [(int(a), int(b), int(c)) for a, b, c in turns[:played]],

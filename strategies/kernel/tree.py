@@ -436,24 +436,38 @@ def _full(nodes: int, edges: int, splits: int, counts: Any, widest: int, cells: 
 @jit
 def _learn_cells(
     r: Any, depth: int, path_edge: Any, path_mover: Any, edge_i: Any, to_move: int,
-    played: int, turns: Any, mast_w: Any, mast_n: Any,
+    played: int, turns: Any, mast_w: Any, mast_n: Any, n: int,
 ) -> None:  # fmt: skip
     """One iteration's rewards into each mover's values of the cells it took: the
     descent's slides, then the playout's recorded turns (its first mover ``to_move``,
-    the seats in turn; passes take no cell)."""
+    the seats in turn; passes take no cell). With the pairs' columns (``nst``) also
+    into its values of each cell after the cell the last slide before it took
+    (``fast._nst_value``; passes are skipped, the descent's first slide has none)."""
+    pairs = mast_n.shape[1] > n
+    prev = -1
     for i in range(depth):
         j = path_edge[i]
-        if j >= 0:
-            p = path_mover[i]
-            dst = edge_i[j, E_DST]
-            mast_w[p, dst] += r[p - 1]
-            mast_n[p, dst] += 1
+        if j < 0:
+            continue
+        p = path_mover[i]
+        dst = edge_i[j, E_DST]
+        mast_w[p, dst] += r[p - 1]
+        mast_n[p, dst] += 1
+        if pairs and prev >= 0:
+            mast_w[p, n + prev * n + dst] += r[p - 1]
+            mast_n[p, n + prev * n + dst] += 1
+        prev = dst
     for t in range(min(played, turns.shape[0])):
-        if turns[t, 0] != PASS:
-            p = (to_move - 1 + t) % 4 + 1
-            dst = turns[t, 1]
-            mast_w[p, dst] += r[p - 1]
-            mast_n[p, dst] += 1
+        if turns[t, 0] == PASS:
+            continue
+        p = (to_move - 1 + t) % 4 + 1
+        dst = turns[t, 1]
+        mast_w[p, dst] += r[p - 1]
+        mast_n[p, dst] += 1
+        if pairs and prev >= 0:
+            mast_w[p, n + prev * n + dst] += r[p - 1]
+            mast_n[p, n + prev * n + dst] += 1
+        prev = dst
 
 
 @jit
@@ -572,19 +586,25 @@ def _run(
         else:
             z = rng[0] + np.uint64(_GOLDEN)
             rng[0] = z
+            prev = -1  # the cell of the descent's last slide (passes are not moves)
+            for i in range(depth - 1, -1, -1):
+                if path_edge[i] >= 0:
+                    prev = edge_i[path_edge[i], E_DST]
+                    break
             score, played, _ = _scores(
                 owner[:n], sheep, to_move, root_done, first, ray_off, ray_cells, nb_off,
                 nb_cells, cells, pw, ar_off, ar_cells, epsilon, samples, area, seat_splits,
                 cutoff, np.int64(z >> np.uint64(1)), stream, turns,  # type: ignore[arg-type]
-                mast_w, mast_n,
+                mast_w, mast_n, prev,
             )  # fmt: skip
         r = _rewards(score, partner, margin, cells.shape[0], points_table)
         if paranoia:
             _paranoid(r, partner, me, paranoia)
         if mast_n.shape[0] > 0:
             _learn_cells(
-                r, depth, path_edge, path_mover, edge_i, to_move, played, turns, mast_w, mast_n
-            )
+                r, depth, path_edge, path_mover, edge_i, to_move, played, turns, mast_w,
+                mast_n, n,
+            )  # fmt: skip
         node_n[0] += 1
         for i in range(depth):
             j = path_edge[i]
@@ -684,8 +704,10 @@ class CompiledTree:
         cells = len(state.owner)
         mast = params.mast and policy.epsilon < 1.0
         self.turns = np.empty((4 * (cells + 2) if mast else 0, 3), np.int64)
-        self.mast_w = np.zeros((5, cells) if mast else (0, 0), np.float64)
-        self.mast_n = np.zeros((5, cells) if mast else (0, 0), np.int64)
+        # With ``nst`` each row holds the cells' values, then every pair's (``_nst_value``).
+        width = cells + cells * cells if params.nst else cells
+        self.mast_w = np.zeros((5, width) if mast else (0, 0), np.float64)
+        self.mast_n = np.zeros((5, width) if mast else (0, 0), np.int64)
         # Node 0 is the root, its edges the Python root's.
         _new_node(self.node_i, self.node_n, self.counts, state.to_move)
         self.node_i[0, N_FIRST] = 0
