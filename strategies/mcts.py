@@ -239,8 +239,8 @@ class MctsParams(BaseModel):
         description=(
             "tree=compiled with mast: the playouts' greedy moves value a cell by its "
             "learned value averaged with its value after the cell the move before took, "
-            "once that pair has 7 visits (N-gram selection technique; README, issue 17, "
-            '"NST")'
+            "once that pair has 7 visits (the N-gram selection technique; README, "
+            '"The compiled tree", and its measure under issue 17, "Stop 79")'
         ),
     )
     mast_visits: float = Field(
