@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import random
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -500,11 +501,25 @@ def test_game_3_searches_on_the_python_tree() -> None:
     assert mcts.best() in state.legal_moves()
 
 
+def first_turn(state: GameState, mast_w: Any, mast_n: Any, seed: int, prev: int) -> Any:
+    """The first turn (cell, destination, split) of a playout from ``state`` with no
+    random moves and 256 draws per greedy move, by the given MAST tables."""
+    from strategies.kernel.fast import _scores, tables_of
+
+    cells = len(state.owner)
+    turns = np.empty((4 * (cells + 2), 3), np.int64)
+    _scores(
+        np.array(state.owner, np.int64), np.array(state.sheep, np.int64),
+        state.to_move, np.array(state.done, np.bool_), *tables_of(state.geometry),
+        0.0, 256, False, np.zeros(5, np.int64), 0, seed, np.empty(0), turns,
+        mast_w, mast_n, prev,
+    )  # fmt: skip
+    return turns[0]
+
+
 def test_mast_greedy_moves_take_the_cell_with_the_best_learned_value() -> None:
     """``fast._mast_slide`` through a playout: with no random moves and 256 draws, the
     first turn lands on the cell in reach that the table values most, whichever it is."""
-    from strategies.kernel.fast import _scores, tables_of
-
     wait_warm(None)
     state = position(1, 21, 4)
     seat = state.to_move
@@ -517,14 +532,8 @@ def test_mast_greedy_moves_take_the_cell_with_the_best_learned_value() -> None:
         mast_n[seat, dsts] = 10
         mast_w[seat, favoured] = 10.0  # value 1 against 0 for every other cell in reach
         for seed in range(5):
-            turns = np.empty((4 * (cells + 2), 3), np.int64)
-            _scores(
-                np.array(state.owner, np.int64), np.array(state.sheep, np.int64),
-                state.to_move, np.array(state.done, np.bool_), *tables_of(state.geometry),
-                0.0, 256, False, np.zeros(5, np.int64), 0, seed + 1, np.empty(0), turns,
-                mast_w, mast_n, -1,
-            )  # fmt: skip
-            assert turns[0, 0] != PASS and turns[0, 1] == favoured
+            turn = first_turn(state, mast_w, mast_n, seed + 1, -1)
+            assert turn[0] != PASS and turn[1] == favoured
 
 
 def test_nst_greedy_moves_follow_a_pairs_value_once_it_has_enough_visits() -> None:
@@ -532,7 +541,7 @@ def test_nst_greedy_moves_follow_a_pairs_value_once_it_has_enough_visits() -> No
     value; a pair (the move before took ``prev``, then this cell) valued 1 draws the
     first turn to its cell once it has ``NST_VISITS`` visits, not before, and not after
     another cell or with no pairs' columns."""
-    from strategies.kernel.fast import NST_VISITS, _scores, tables_of
+    from strategies.kernel.fast import NST_VISITS
 
     wait_warm(None)
     state = position(1, 21, 4)
@@ -554,15 +563,9 @@ def test_nst_greedy_moves_follow_a_pairs_value_once_it_has_enough_visits() -> No
             mast_w[seat, k] = float(visits)  # the pair's value 1
         out = set()
         for seed in range(8):
-            turns = np.empty((4 * (cells + 2), 3), np.int64)
-            _scores(
-                np.array(state.owner, np.int64), np.array(state.sheep, np.int64),
-                state.to_move, np.array(state.done, np.bool_), *tables_of(state.geometry),
-                0.0, 256, False, np.zeros(5, np.int64), 0, seed + 1, np.empty(0), turns,
-                mast_w, mast_n, after,
-            )  # fmt: skip
-            assert turns[0, 0] != PASS
-            out.add(int(turns[0, 1]))
+            turn = first_turn(state, mast_w, mast_n, seed + 1, after)
+            assert turn[0] != PASS
+            out.add(int(turn[1]))
         return out
 
     for favoured in (dsts[0], dsts[-1]):

@@ -198,14 +198,21 @@ def _mast_value(mast_w: Any, mast_n: Any, p: int, cell: int) -> float:
 
 
 @jit
+def _pair(n: int, prev: int, cell: int) -> int:
+    """The column of the pair (``prev``, then ``cell``) in a row of the MAST tables with
+    ``nst``: past the ``n`` cells' columns."""
+    return n + prev * n + cell
+
+
+@jit
 def _nst_value(mast_w: Any, mast_n: Any, p: int, cell: int, prev: int, n: int) -> float:
     """Seat ``p``'s learned value of ``cell`` (``_mast_value``), averaged with its value
     after the move before it took ``prev`` once that pair has ``NST_VISITS`` visits:
-    the pairs' table lies past the cells' in the same rows (``mast_w[p, n + prev * n +
-    cell]``; no such columns: no pairs, ``nst`` off)."""
+    the pairs' table lies past the cells' in the same rows (``_pair``; no such columns:
+    no pairs, ``nst`` off)."""
     value = _mast_value(mast_w, mast_n, p, cell)
     if prev >= 0 and mast_n.shape[1] > n:
-        k = n + prev * n + cell
+        k = _pair(n, prev, cell)
         seen = mast_n[p, k]
         if seen >= NST_VISITS:
             value = 0.5 * (value + mast_w[p, k] / seen)

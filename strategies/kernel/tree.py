@@ -51,6 +51,7 @@ from strategies.kernel.fast import (
     _flood,
     _free_dirs,
     _mast_value,
+    _pair,
     _rule_split,
     _scores,
     jit,
@@ -434,6 +435,20 @@ def _full(nodes: int, edges: int, splits: int, counts: Any, widest: int, cells: 
 
 
 @jit
+def _learn_cell(
+    r: Any, p: int, dst: int, prev: int, n: int, mast_w: Any, mast_n: Any
+) -> None:  # fmt: skip
+    """Seat ``p``'s reward into its value of ``dst``, and with the pairs' columns
+    (``nst``) into its value of ``dst`` after ``prev`` (-1: none)."""
+    mast_w[p, dst] += r[p - 1]
+    mast_n[p, dst] += 1
+    if prev >= 0 and mast_n.shape[1] > n:
+        k = _pair(n, prev, dst)
+        mast_w[p, k] += r[p - 1]
+        mast_n[p, k] += 1
+
+
+@jit
 def _learn_cells(
     r: Any, depth: int, path_edge: Any, path_mover: Any, edge_i: Any, to_move: int,
     played: int, turns: Any, mast_w: Any, mast_n: Any, n: int,
@@ -443,31 +458,18 @@ def _learn_cells(
     the seats in turn; passes take no cell). With the pairs' columns (``nst``) also
     into its values of each cell after the cell the last slide before it took
     (``fast._nst_value``; passes are skipped, the descent's first slide has none)."""
-    pairs = mast_n.shape[1] > n
     prev = -1
     for i in range(depth):
         j = path_edge[i]
-        if j < 0:
-            continue
-        p = path_mover[i]
-        dst = edge_i[j, E_DST]
-        mast_w[p, dst] += r[p - 1]
-        mast_n[p, dst] += 1
-        if pairs and prev >= 0:
-            mast_w[p, n + prev * n + dst] += r[p - 1]
-            mast_n[p, n + prev * n + dst] += 1
-        prev = dst
+        if j >= 0:
+            dst = edge_i[j, E_DST]
+            _learn_cell(r, path_mover[i], dst, prev, n, mast_w, mast_n)
+            prev = dst
     for t in range(min(played, turns.shape[0])):
-        if turns[t, 0] == PASS:
-            continue
-        p = (to_move - 1 + t) % 4 + 1
-        dst = turns[t, 1]
-        mast_w[p, dst] += r[p - 1]
-        mast_n[p, dst] += 1
-        if pairs and prev >= 0:
-            mast_w[p, n + prev * n + dst] += r[p - 1]
-            mast_n[p, n + prev * n + dst] += 1
-        prev = dst
+        if turns[t, 0] != PASS:
+            dst = turns[t, 1]
+            _learn_cell(r, (to_move - 1 + t) % 4 + 1, dst, prev, n, mast_w, mast_n)
+            prev = dst
 
 
 @jit
@@ -587,10 +589,11 @@ def _run(
             z = rng[0] + np.uint64(_GOLDEN)
             rng[0] = z
             prev = -1  # the cell of the descent's last slide (passes are not moves)
-            for i in range(depth - 1, -1, -1):
-                if path_edge[i] >= 0:
-                    prev = edge_i[path_edge[i], E_DST]
-                    break
+            if mast_n.shape[1] > n:  # only the pairs' values (``nst``) read it
+                for i in range(depth - 1, -1, -1):
+                    if path_edge[i] >= 0:
+                        prev = edge_i[path_edge[i], E_DST]
+                        break
             score, played, _ = _scores(
                 owner[:n], sheep, to_move, root_done, first, ray_off, ray_cells, nb_off,
                 nb_cells, cells, pw, ar_off, ar_cells, epsilon, samples, area, seat_splits,
