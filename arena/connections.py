@@ -170,6 +170,11 @@ class SeatConnection:
 
         self._spawn(guarded(), "reader")
 
+    @property
+    def awaiting_reply(self) -> bool:
+        """Whether the referee is waiting for this seat's reply to a request."""
+        return self._pending is not None
+
     def request(
         self, message: ServerMessage, kind: ReplyKind | None
     ) -> asyncio.Future[Reply | None]:

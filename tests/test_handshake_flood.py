@@ -17,7 +17,6 @@ from tests.arena_support import check_game
 from tests.transport_support import (
     open_arena,
     others_clean,
-    run_players,
     tcp_player,
     ws_player,
 )
@@ -86,7 +85,7 @@ async def test_players_are_seated_through_a_flood_of_idle_connections(transport:
                 players = [tcp_player(arena.tcp_port, team) for team in (1, 2, 3, 4)]
             else:
                 players = [ws_player(arena.url("ws"), t, token=TOKEN) for t in (1, 2, 3, 4)]
-            await asyncio.wait_for(run_players(*players), 60)
+            await arena.run_players(*players)
             record, result = await arena.result()
     check_game(record, result)
     others_clean(result)

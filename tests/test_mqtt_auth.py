@@ -49,7 +49,6 @@ from tests.transport_support import (
     mqtt_player,
     open_arena,
     others_clean,
-    run_players,
     wait_for,
 )
 
@@ -126,7 +125,9 @@ async def test_sniffer_never_sees_the_token(broker: Broker) -> None:
         sniffing(broker, match) as sniffer,
         open_arena((url,), token=TOKEN, tcp=False) as arena,
     ):
-        summaries = await run_players(*(mqtt_player(url, t, token=TOKEN) for t in (1, 2, 3, 4)))
+        summaries = await arena.run_players(
+            *(mqtt_player(url, t, token=TOKEN) for t in (1, 2, 3, 4))
+        )
         record, result = await arena.result()
         await sniffer.until(lambda: sum(b"game_over" in p for _, p in sniffer.seen) >= 4)
     check_game(record, result)
@@ -182,7 +183,7 @@ async def _attack_game(
     ):
         players = [asyncio.ensure_future(mqtt_player(url, t, token=token)) for t in (1, 2, 3, 4)]
         await attack(sniffer, match, arena)
-        summaries = await asyncio.wait_for(asyncio.gather(*players, return_exceptions=True), 60)
+        summaries = await arena.run_players(*players, return_exceptions=True)
         record, result = await arena.result()
     return record, result, summaries, listener_of(arena)
 
@@ -248,6 +249,7 @@ async def test_replayed_and_forged_replies_are_refused(
     broker: Broker, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="arena")
+    caplog.set_level(logging.WARNING, logger="client")
 
     async def attack(sniffer: Sniffer, match: str, arena: Arena) -> None:
         _, reply = await _sniff_seat_one(sniffer, match)
@@ -281,7 +283,7 @@ async def test_wrong_token_gets_no_seat(broker: Broker, caplog: pytest.LogCaptur
             await mqtt_player(url, 0, token="guess", connect_for=1.0)
         with pytest.raises(ConnectionFailed, match="did not answer the hello"):
             await mqtt_player(url, 0, token=None, connect_for=1.0)
-        await run_players(*(mqtt_player(url, team, token=TOKEN) for team in (1, 2, 3, 4)))
+        await arena.run_players(*(mqtt_player(url, team, token=TOKEN) for team in (1, 2, 3, 4)))
         record, result = await arena.result()
     check_game(record, result)
     others_clean(result)
@@ -300,7 +302,7 @@ async def test_a_second_player_of_a_team_is_refused_with_the_connection_error(
         with pytest.raises(ConnectionFailed, match="refused this player: claims seat 2") as info:
             await mqtt_player(url, 2, token=TOKEN, connect_for=10)
         assert info.value.exit_code == ExitCode.CONNECTION
-        await run_players(*players)
+        await arena.run_players(*players)
         record, result = await arena.result()
     check_game(record, result)
     others_clean(result)

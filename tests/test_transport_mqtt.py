@@ -42,7 +42,6 @@ from tests.transport_support import (
     mqtt_player,
     open_arena,
     others_clean,
-    run_players,
     start_broker,
     tcp_player,
     wait_for,
@@ -55,7 +54,7 @@ TOKEN = "mqtt-secret"
 async def test_full_game_over_mqtt_mixed_with_ws_and_tcp(broker: Broker) -> None:
     url = broker.url(match_id())
     async with open_arena(("ws://127.0.0.1:0/", url)) as arena:
-        summaries = await run_players(
+        summaries = await arena.run_players(
             mqtt_player(url, 31),
             ws_player(arena.url("ws"), 12),
             mqtt_player(url, 7),
@@ -155,7 +154,7 @@ async def test_wrong_token_gets_no_seat(broker: Broker, caplog: pytest.LogCaptur
         # First in, but without the token: in open mode it would otherwise take seat 1.
         with pytest.raises(ConnectionFailed, match="did not answer the hello"):
             await mqtt_player(url, 0, token="guess", connect_for=1.0)
-        await run_players(*(mqtt_player(url, team, token=TOKEN) for team in (1, 2, 3, 4)))
+        await arena.run_players(*(mqtt_player(url, team, token=TOKEN) for team in (1, 2, 3, 4)))
         record, result = await arena.result()
     check_game(record, result)
     others_clean(result)
@@ -170,7 +169,7 @@ async def test_unknown_team_is_told_game_over(broker: Broker) -> None:
         await wait_for(lambda: len(arena.lobby.teams) == 4)
         intruder = await mqtt_player(url, 99, connect_for=5)
         assert intruder.seat is None and intruder.moves == 0
-        await run_players(*players)
+        await arena.run_players(*players)
         record, result = await arena.result()
     check_game(record, result)
     others_clean(result)
@@ -250,7 +249,7 @@ async def test_a_player_moves_only_its_own_seat(
 
         forger = asyncio.ensure_future(_forger(url, match, 1, sent, stop, seats_fixed))
         await wait_for(lambda: len(players) == 4)
-        await run_players(*players)
+        await arena.run_players(*players)
         record, result = await arena.result()
         # Under load the forger may still be working through the game's boards: keep the
         # arena listening until its forged moves have reached it (refused even after the
@@ -303,7 +302,7 @@ async def test_malformed_payload_unseats_only_its_sender(
     stop = asyncio.Event()
     async with open_arena((url,), tcp=False) as arena:
         raw = asyncio.ensure_future(_raw_seat(url, match, 2, junk, frames, stop))
-        await run_players(mqtt_player(url, 1), mqtt_player(url, 3), mqtt_player(url, 4))
+        await arena.run_players(mqtt_player(url, 1), mqtt_player(url, 3), mqtt_player(url, 4))
         record, result = await arena.result()
         stop.set()
         await raw
@@ -330,7 +329,7 @@ async def test_oversized_and_unattributable_payloads_cost_nothing(
             up = to_server_topic(match, 1)
             await mqtt.publish(up, b"\x00" * (MAX_PAYLOAD + 1), qos=1)
             await mqtt.publish(up, b"\xc1 junk", qos=1)
-        await run_players(*players)
+        await arena.run_players(*players)
         record, result = await arena.result()
     check_game(record, result)
     others_clean(result)
@@ -366,7 +365,7 @@ async def test_vanished_player_is_unseated_by_its_will(
             sys.executable, "-c", VANISHING, str(broker.port), match, cwd=Path(__file__).parents[1]
         )
         started = time.monotonic()
-        await run_players(mqtt_player(url, 1), mqtt_player(url, 3), mqtt_player(url, 4))
+        await arena.run_players(mqtt_player(url, 1), mqtt_player(url, 3), mqtt_player(url, 4))
         record, result = await arena.result()
         assert await vanishing.wait() == 1
     check_game(record, result)
@@ -387,7 +386,7 @@ async def test_broker_credentials(broker_name: str, tmp_path: Path) -> None:
             with pytest.raises(ConnectionFailed, match="cannot connect"):
                 await mqtt_player(broker.url(match, "player", "wrong"), 1, connect_for=0.5)
             good = broker.url(match, "player", "player-pw")
-            await run_players(*(mqtt_player(good, team) for team in (1, 2, 3, 4)))
+            await arena.run_players(*(mqtt_player(good, team) for team in (1, 2, 3, 4)))
             record, result = await arena.result()
         check_game(record, result)
         others_clean(result)

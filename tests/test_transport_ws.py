@@ -28,7 +28,6 @@ from tests.arena_support import check_game
 from tests.transport_support import (
     open_arena,
     others_clean,
-    run_players,
     session,
     tcp_player,
     wait_for,
@@ -47,7 +46,7 @@ async def test_full_game_over_ws_mixed_with_tcp() -> None:
         # players place on a cell with the most room, where the few stacks placed and
         # slid before a seat's first turn cannot close every direction (a random
         # player may place where they do: it did once).
-        summaries = await run_players(
+        summaries = await arena.run_players(
             ws_player(url, 40, strategy="greedy"),
             tcp_player(arena.tcp_port, 10, strategy="greedy"),
             ws_player(url, 30, strategy="greedy"),
@@ -71,7 +70,7 @@ async def test_full_game_over_ws_mixed_with_tcp() -> None:
 async def test_token_is_accepted_and_game_plays() -> None:
     async with open_arena(token=TOKEN) as arena:
         url = arena.url("ws")
-        await run_players(*(ws_player(url, team, token=TOKEN) for team in (1, 2, 3, 4)))
+        await arena.run_players(*(ws_player(url, team, token=TOKEN) for team in (1, 2, 3, 4)))
         record, result = await arena.result()
     check_game(record, result)
     others_clean(result)
@@ -143,7 +142,7 @@ async def test_intruder_is_refused_and_costs_nothing(
             await asyncio.wait_for(_intruder(kind, url, outcome), 10)
         if not players:
             players = [asyncio.ensure_future(ws_player(url, t, token=TOKEN)) for t in (1, 2, 3, 4)]
-        await run_players(*players)
+        await arena.run_players(*players)
         record, result = await arena.result()
     check_game(record, result)
     others_clean(result)
@@ -203,7 +202,7 @@ async def test_bad_frame_closes_that_connection_only(
     outcome: dict[str, Any] = {}
     async with open_arena() as arena:
         url = arena.url("ws")
-        await run_players(
+        await arena.run_players(
             ws_player(url, 1),
             _faulty_seat(url, 2, frame, outcome),
             ws_player(url, 3),
@@ -255,7 +254,7 @@ async def test_a_player_moves_only_its_own_seat() -> None:
     forged: list[int] = []
     async with open_arena() as arena:
         url = arena.url("ws")
-        await run_players(
+        await arena.run_players(
             ws_player(url, 1),
             _cheater(url, 2, forged),
             ws_player(url, 3),

@@ -62,6 +62,51 @@ class Arena:
                 return listener.url
         raise LookupError(scheme)
 
+    def progress(self) -> str:
+        """Where the arena's game stands: over or not, and each seat's connection."""
+        over = "its game is over" if self.games else "its game is not over"
+        seats = []
+        for seat, conn in sorted(self.lobby.connections.items()):
+            if conn is None:
+                seats.append(f"seat {seat}: none")
+            else:
+                flags = [k for k in ("closed", "game_over") if getattr(conn, k)]
+                asked = "asked" if conn.awaiting_reply else "not asked"
+                seats.append(f"seat {seat} team {conn.team}: {asked} {' '.join(flags)}".strip())
+        return f"the arena: {over}; " + ", ".join(seats)
+
+    async def run_players(
+        self,
+        *players: Awaitable[Any],
+        return_exceptions: bool = False,
+        timeout: float = 60.0,
+    ) -> list[Any]:
+        """Each player's summary (or, with ``return_exceptions``, the error that ended it).
+
+        Players still playing after ``timeout`` are cancelled and the test fails naming them
+        and where the arena's game stands (``progress``): from outside, a player waiting for a
+        frame that never came and an arena that stopped asking look alike.
+        """
+        tasks = [asyncio.ensure_future(player) for player in players]
+        first = asyncio.ALL_COMPLETED if return_exceptions else asyncio.FIRST_EXCEPTION
+        _, pending = await asyncio.wait(tasks, timeout=timeout, return_when=first)
+        if pending:
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+            done = [t for t in tasks if t.done() and not t.cancelled()]
+            errors = [error for t in done if (error := t.exception()) is not None]
+            if errors:  # a player failed first: its error is the news
+                raise errors[0]
+            still = [i for i, task in enumerate(tasks, start=1) if task in pending]
+            raise AssertionError(
+                f"player(s) {still} of {len(tasks)} (in the order given) still playing after"
+                f" {timeout:g} s; {self.progress()}"
+            )
+        if return_exceptions:
+            return [task.exception() or task.result() for task in tasks]
+        return [task.result() for task in tasks]
+
     async def result(self, timeout: float = 40.0) -> tuple[GameRecord, GameResult]:
         await asyncio.wait_for(asyncio.shield(self.task), timeout)
         return self.games[0]
@@ -147,10 +192,6 @@ def others_clean(result: GameResult, faulty: set[int] | None = None) -> None:
         for seat, value in enumerate(getattr(result, key), start=1):
             if seat not in faulty:
                 assert not value, (key, seat, getattr(result, key))
-
-
-async def run_players(*players: Awaitable[Any]) -> list[Any]:
-    return list(await asyncio.wait_for(asyncio.gather(*players), 60))
 
 
 # ------------------------------------------------------------------ broker
