@@ -485,7 +485,7 @@ def run_pool(args: argparse.Namespace) -> int:
         if theirs != ours:
             raise ConfigError(f"run {path} was played against another field than run {first_path}")
     figures: dict[str, float] = {}
-    diffs: dict[str, list[float]] = {"points": [], "score": []}
+    diffs: dict[str, list[float]] = {}  # paired_differences' names, every run's games
     for k, (path, header, games) in enumerate(runs, start=1):
         figures[f"run{k}.games"] = float(len(games))
         figures[f"run{k}.seed"] = float(header["seed"])
@@ -499,7 +499,7 @@ def run_pool(args: argparse.Namespace) -> int:
             mine = paired_differences(games, before, f"--baseline {base_path}")
             figures.update({f"run{k}.{n}": v for n, v in paired_figures(mine).items()})
             for name, values in mine.items():
-                diffs[name] += values
+                diffs.setdefault(name, []).extend(values)
     game = int(first["game"])
     pooled = summarize([r for _, _, games in runs for r in games], game)
     pooled["runs"] = float(len(runs))
