@@ -240,7 +240,7 @@ class MctsParams(BaseModel):
             "tree=compiled with mast: the playouts' greedy moves value a cell by its "
             "learned value averaged with its value after the cell the move before took, "
             "once that pair has 7 visits (the N-gram selection technique; README, "
-            '"The compiled tree", and its measure under issue 17, "Stop 79")'
+            '"The compiled tree", and its measures under issue 17, "Stop 79" and "Stop 80")'
         ),
     )
     mast_visits: float = Field(
