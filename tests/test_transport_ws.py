@@ -281,3 +281,18 @@ def test_schema_decoding_rejects_what_the_arena_rejects() -> None:
     turn = Turn(code=1, id_package=1, map=((0,) * 12,) * 12, sheep=((0,) * 12,) * 12)
     with pytest.raises(ProtocolError):
         decode_payload(encode_payload(turn, 12), 15, SERVER_TYPES)
+
+
+async def test_a_player_that_never_ends_fails_the_test_saying_where_the_game_stands() -> None:
+    """The transport tests' wait for their players (``Arena.run_players``): a player still
+    playing at the timeout is named, with the arena's game and its seats, so a hang in CI
+    tells a lost frame from an arena that stopped asking."""
+    async with open_arena() as arena:
+        # Team 1 waits in the lobby for three more teams; the other waits for nothing.
+        players = [ws_player(arena.url("ws"), 1), asyncio.Event().wait()]
+        with pytest.raises(AssertionError) as info:
+            await arena.run_players(*players, timeout=2.0)
+    text = str(info.value)
+    assert "player(s) [1, 2] of 2 (in the order given) still playing after 2 s" in text
+    assert "the arena: its game is not over" in text
+    assert "seat 1: none" in text  # no game yet: seats are given when four teams are in
