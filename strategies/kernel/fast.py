@@ -198,9 +198,12 @@ def _mast_value(mast_w: Any, mast_n: Any, p: int, cell: int) -> float:
 
 
 @jit
-def _pair(n: int, prev: int, cell: int) -> int:
-    """The column of the pair (``prev``, then ``cell``) in a row of the MAST tables with
-    ``nst``: past the ``n`` cells' columns."""
+def _pair(mast_n: Any, n: int, prev: int, cell: int) -> int:
+    """The column of the pair (``prev``, then ``cell``) in a row of the MAST tables:
+    past the ``n`` cells' columns; -1 with no move before (``prev`` -1) or no pairs'
+    columns (``nst`` off)."""
+    if prev < 0 or mast_n.shape[1] <= n:
+        return -1
     return n + prev * n + cell
 
 
@@ -211,8 +214,8 @@ def _nst_value(mast_w: Any, mast_n: Any, p: int, cell: int, prev: int, n: int) -
     the pairs' table lies past the cells' in the same rows (``_pair``; no such columns:
     no pairs, ``nst`` off)."""
     value = _mast_value(mast_w, mast_n, p, cell)
-    if prev >= 0 and mast_n.shape[1] > n:
-        k = _pair(n, prev, cell)
+    k = _pair(mast_n, n, prev, cell)
+    if k >= 0:
         seen = mast_n[p, k]
         if seen >= NST_VISITS:
             value = 0.5 * (value + mast_w[p, k] / seen)

@@ -442,8 +442,8 @@ def _learn_cell(
     (``nst``) into its value of ``dst`` after ``prev`` (-1: none)."""
     mast_w[p, dst] += r[p - 1]
     mast_n[p, dst] += 1
-    if prev >= 0 and mast_n.shape[1] > n:
-        k = _pair(n, prev, dst)
+    k = _pair(mast_n, n, prev, dst)
+    if k >= 0:
         mast_w[p, k] += r[p - 1]
         mast_n[p, k] += 1
 
