@@ -243,6 +243,13 @@ class MctsParams(BaseModel):
             '"The compiled tree", and its measures under issue 17, "Stop 79" and "Stop 80")'
         ),
     )
+    nst_context: Literal["last", "own"] = Field(
+        "last",
+        description=(
+            "with nst: the move a cell is valued after, the last slide by any seat "
+            "(last) or the mover's own last slide (own)"
+        ),
+    )
     mast_visits: float = Field(
         0.0,
         ge=0,

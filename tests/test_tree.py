@@ -501,18 +501,26 @@ def test_game_3_searches_on_the_python_tree() -> None:
     assert mcts.best() in state.legal_moves()
 
 
-def first_turn(state: GameState, mast_w: Any, mast_n: Any, seed: int, prev: int) -> Any:
+def first_turn(
+    state: GameState, mast_w: Any, mast_n: Any, seed: int, prev: int, mine: int = -1,
+    own: bool = False,
+) -> Any:  # fmt: skip
     """The first turn (cell, destination, split) of a playout from ``state`` with no
-    random moves and 256 draws per greedy move, by the given MAST tables."""
+    random moves and 256 draws per greedy move, by the given MAST tables; ``prev``: the
+    last slide's cell before it, ``mine``: the mover's own last slide's (``own``: the
+    pairs' context is that one)."""
     from strategies.kernel.fast import _scores, tables_of
 
     cells = len(state.owner)
     turns = np.empty((4 * (cells + 2), 3), np.int64)
+    last = np.full(5, -1, np.int64)
+    last[0] = prev
+    last[state.to_move] = mine
     _scores(
         np.array(state.owner, np.int64), np.array(state.sheep, np.int64),
         state.to_move, np.array(state.done, np.bool_), *tables_of(state.geometry),
         0.0, 256, False, np.zeros(5, np.int64), 0, seed, np.empty(0), turns,
-        mast_w, mast_n, prev,
+        mast_w, mast_n, last, own,
     )  # fmt: skip
     return turns[0]
 
@@ -551,7 +559,9 @@ def test_nst_greedy_moves_follow_a_pairs_value_once_it_has_enough_visits() -> No
     cells = len(state.owner)
     prev = next(c for c, o in enumerate(state.owner) if o != 0)
 
-    def first_cells(favoured: int, visits: int, after: int, pairs: bool) -> set[int]:
+    def first_cells(
+        favoured: int, visits: int, after: int, pairs: bool, mine: int = -1, own: bool = False
+    ) -> set[int]:
         width = cells + cells * cells if pairs else cells
         mast_w = np.zeros((5, width))
         mast_n = np.zeros((5, width), np.int64)
@@ -563,7 +573,7 @@ def test_nst_greedy_moves_follow_a_pairs_value_once_it_has_enough_visits() -> No
             mast_w[seat, k] = float(visits)  # the pair's value 1
         out = set()
         for seed in range(8):
-            turn = first_turn(state, mast_w, mast_n, seed + 1, after)
+            turn = first_turn(state, mast_w, mast_n, seed + 1, after, mine, own)
             assert turn[0] != PASS
             out.add(int(turn[1]))
         return out
@@ -575,6 +585,10 @@ def test_nst_greedy_moves_follow_a_pairs_value_once_it_has_enough_visits() -> No
         other = next(c for c in range(cells) if c != prev)
         assert len(first_cells(favoured, NST_VISITS, other, True)) > 1  # another move before
         assert len(first_cells(favoured, NST_VISITS, prev, False)) > 1  # nst off
+        # ``nst_context="own"``: the mover's own last slide is the context, not the last.
+        assert first_cells(favoured, NST_VISITS, other, True, prev, True) == {favoured}
+        assert len(first_cells(favoured, NST_VISITS, prev, True, other, True)) > 1
+        assert len(first_cells(favoured, NST_VISITS, prev, True, -1, True)) > 1
 
 
 @pytest.mark.parametrize("game", [1, 2])
@@ -603,6 +617,33 @@ def test_nst_learns_each_pair_of_consecutive_moves_beside_the_cells(game: int) -
     means = w[:, cells:][seen] / pairs[seen]
     assert means.min() >= -params.margin and means.max() <= 1 + params.margin
     assert searched(state, HybridParams(mast=True), 50).mast_n.shape == (5, cells)
+
+
+@pytest.mark.parametrize("game", [1, 2])
+def test_nst_with_own_context_pairs_each_slide_with_the_movers_own_last(game: int) -> None:
+    """``nst_context="own"``: a pair (a, b) counted for a seat follows a cell ``a`` that
+    same seat took before (so the seat's cell counts have it); each iteration's first
+    slide of each seat has none, so between one and four pairs fewer than slides."""
+    wait_warm(None)
+    state = position(game, 40 + game, 10)
+    params = HybridParams(mast=True, nst=True, nst_context="own", tree_depth=1)
+    tree = searched(state, params, 300)
+    cells = len(state.owner)
+    singles, pairs = tree.mast_n[:, :cells], tree.mast_n[:, cells:]
+    assert singles.sum() - 4 * 300 <= pairs.sum() <= singles.sum() - 300
+    seats, ks = np.nonzero(pairs)
+    assert len(ks) > 0
+    for seat, k in zip(seats.tolist(), ks.tolist(), strict=True):
+        assert singles[seat, k // cells] > 0 and singles[seat, k % cells] > 0
+    # The last slide's context pairs cells of different seats (every seat but the
+    # mover's, in a flat tree with the seats in turn): some pair's first cell is not one
+    # the seat took in any iteration.
+    last = searched(state, HybridParams(mast=True, nst=True, tree_depth=1), 300)
+    singles, pairs = last.mast_n[:, :cells], last.mast_n[:, cells:]
+    seats, ks = np.nonzero(pairs)
+    assert any(
+        singles[s, k // cells] == 0 for s, k in zip(seats.tolist(), ks.tolist(), strict=True)
+    )
 
 
 @pytest.mark.parametrize("mast_visits", [0.0, 2.0])

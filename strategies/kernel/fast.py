@@ -208,6 +208,14 @@ def _pair(mast_n: Any, n: int, prev: int, cell: int) -> int:
 
 
 @jit
+def _context(last: Any, p: int, own: bool) -> int:
+    """The cell a move by seat ``p`` is valued after (``_nst_value``): with ``own`` the
+    seat's own last move's (``last[p]``), else the last move's by any seat (``last[0]``);
+    a pass is not a move. -1: none yet."""
+    return last[p] if own else last[0]  # type: ignore[no-any-return]
+
+
+@jit
 def _nst_value(mast_w: Any, mast_n: Any, p: int, cell: int, prev: int, n: int) -> float:
     """Seat ``p``'s learned value of ``cell`` (``_mast_value``), averaged with its value
     after the move before it took ``prev`` once that pair has ``NST_VISITS`` visits:
@@ -291,14 +299,15 @@ def _play(
     live_n: Any,
     mast_w: Any,
     mast_n: Any,
-    prev: int,
+    last_in: Any,
+    own: bool,
 ) -> tuple[int, bool]:
     """``pure.play`` on arrays, the seats' movable stacks in ``live`` (filled here);
     returns the turns played (recorded in ``turns`` if it has room) and whether the
     game ended. ``mast_w``/``mast_n`` not empty: the greedy moves pick by their learned
-    values (``_mast_slide``) instead of the room heuristic; ``prev``: the cell the
-    last move before the first turn took (-1: none), for the pairs' values. A pass is
-    not a move: the move before a turn is the last slide played, by whichever seat."""
+    values (``_mast_slide``) instead of the room heuristic; ``last_in``: the cells the
+    moves before the first turn took (``_context``; -1: none), for the pairs' values,
+    each move's context the mover's own last move with ``own``, else the last move."""
     pos = np.zeros(2, np.uint64)  # the stream's next index, the generator's state
     pos[1] = seed
     n = owner.shape[0] - 1
@@ -309,6 +318,7 @@ def _play(
             live[o, live_n[o]] = c
             live_n[o] += 1
     done = done_in.copy()
+    last = last_in.copy()
     p = to_move
     idle = 0
     played = 0
@@ -326,7 +336,7 @@ def _play(
             elif mast_n.shape[0] > 0:
                 slide = _mast_slide(
                     live, live_n, p, owner, first, ray_off, ray_cells, mast_w, mast_n,
-                    samples, stream, pos, prev,
+                    samples, stream, pos, _context(last, p, own),
                 )  # fmt: skip
             else:
                 slide = _best_slide(
@@ -364,7 +374,8 @@ def _play(
                 live[p, i] = live[p, live_n[p]]
             owner[dst] = p
             sheep[dst] = split
-            prev = dst
+            last[0] = dst
+            last[p] = dst
             if split > 1:
                 live[p, live_n[p]] = dst
                 live_n[p] += 1
@@ -509,10 +520,12 @@ def _scores(
     turns: Any,
     mast_w: Any,
     mast_n: Any,
-    prev: int,
+    last: Any,
+    own: bool,
 ) -> Any:
     """Play the position out (written back into ``owner_in`` and ``sheep_in``) and
-    score it: one call from Python per playout. Returns the scores and the turns."""
+    score it: one call from Python per playout. Returns the scores and the turns.
+    ``last`` and ``own``: the pairs' context (``_play``)."""
     owner = np.empty(owner_in.shape[0] + 1, np.int64)
     owner[:-1] = owner_in
     owner[-1] = -1
@@ -522,7 +535,7 @@ def _scores(
     played, finished = _play(
         owner, sheep, to_move, done_in, first, ray_off, ray_cells, nb_off, nb_cells,
         epsilon, samples, area, seat_splits, cutoff, seed, stream, turns, live, live_n,
-        mast_w, mast_n, prev,
+        mast_w, mast_n, last, own,
     )  # fmt: skip
     owner_in[:] = owner[:-1]
     sheep_in[:] = sheep
@@ -574,6 +587,7 @@ _NO_STREAM = np.empty(0, np.float64) if AVAILABLE else None
 _NO_TURNS = np.empty((0, 3), np.int64) if AVAILABLE else None
 _NO_MAST_W = np.empty((0, 0), np.float64) if AVAILABLE else None
 _NO_MAST_N = np.empty((0, 0), np.int64) if AVAILABLE else None
+_NO_LAST = np.full(5, -1, np.int64) if AVAILABLE else None
 
 
 class FastKernel:
@@ -597,7 +611,8 @@ class FastKernel:
             _NO_TURNS,
             _NO_MAST_W,
             _NO_MAST_N,
-            -1,
+            _NO_LAST,
+            False,
         )
         return out.tolist()  # type: ignore[no-any-return]
 
@@ -611,7 +626,7 @@ class FastKernel:
             owner, sheep, state.to_move, np.array(state.done, np.bool_),
             *tables_of(state.geometry), policy.epsilon, policy.samples, policy.area_split,
             seat_array(policy.seat_splits), policy.cutoff, 0, np.array(stream, np.float64),
-            turns, _NO_MAST_W, _NO_MAST_N, -1,
+            turns, _NO_MAST_W, _NO_MAST_N, _NO_LAST, False,
         )  # fmt: skip
         return Trace(
             [(int(a), int(b), int(c)) for a, b, c in turns[:played]],

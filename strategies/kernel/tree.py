@@ -46,6 +46,7 @@ from strategies.kernel import PASS, SPLIT_RULES, PlayoutPolicy
 from strategies.kernel.fast import (
     AVAILABLE,
     _area_split,
+    _context,
     _destination,
     _final_scores,
     _flood,
@@ -72,6 +73,8 @@ S_SIZE, S_N, S_CHILD, S_NEXT = range(4)
 NODE_COLS, EDGE_COLS, SPLIT_COLS = 5, 10, 4
 FORCED = 7
 """The index in ``CompiledTree.ints`` of the root slide every iteration takes (-1: none)."""
+NST_OWN = 8
+"""The index in ``CompiledTree.ints`` of ``nst_context`` ("own": 1, "last": 0)."""
 
 
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -451,25 +454,30 @@ def _learn_cell(
 @jit
 def _learn_cells(
     r: Any, depth: int, path_edge: Any, path_mover: Any, edge_i: Any, to_move: int,
-    played: int, turns: Any, mast_w: Any, mast_n: Any, n: int,
+    played: int, turns: Any, mast_w: Any, mast_n: Any, n: int, own: bool,
 ) -> None:  # fmt: skip
     """One iteration's rewards into each mover's values of the cells it took: the
     descent's slides, then the playout's recorded turns (its first mover ``to_move``,
     the seats in turn; passes take no cell). With the pairs' columns (``nst``) also
-    into its values of each cell after the cell the last slide before it took
-    (``fast._nst_value``; passes are skipped, the descent's first slide has none)."""
-    prev = -1
+    into its values of each cell after the cell its context took (``fast._context``:
+    the last slide before it, or with ``own`` the mover's own last slide; passes are
+    skipped, the descent's first slide has none)."""
+    last = np.full(5, -1, np.int64)
     for i in range(depth):
         j = path_edge[i]
         if j >= 0:
+            p = path_mover[i]
             dst = edge_i[j, E_DST]
-            _learn_cell(r, path_mover[i], dst, prev, n, mast_w, mast_n)
-            prev = dst
+            _learn_cell(r, p, dst, _context(last, p, own), n, mast_w, mast_n)
+            last[0] = dst
+            last[p] = dst
     for t in range(min(played, turns.shape[0])):
         if turns[t, 0] != PASS:
+            p = (to_move - 1 + t) % 4 + 1
             dst = turns[t, 1]
-            _learn_cell(r, (to_move - 1 + t) % 4 + 1, dst, prev, n, mast_w, mast_n)
-            prev = dst
+            _learn_cell(r, p, dst, _context(last, p, own), n, mast_w, mast_n)
+            last[0] = dst
+            last[p] = dst
 
 
 @jit
@@ -488,7 +496,8 @@ def _run(
     then the priors' key weights at ``me``'s nodes and at the others'
     (``MctsParams.prior_weights_at``);
     ``ints``: pw_base, depth cap, samples, area split, cutoff, me, the widest expansion,
-    the root slide every iteration takes (``FORCED``; -1: the tree policy's choice);
+    the root slide every iteration takes (``FORCED``; -1: the tree policy's choice),
+    the pairs' context (``NST_OWN``);
     ``counts``: nodes, edges, splits, the deepest path, nodes expanded. ``mast_w`` and
     ``mast_n`` not empty (then ``turns`` has room for a playout): each seat's reward sum
     and count per cell it took in an iteration, in the tree and in the playout, learned
@@ -503,6 +512,7 @@ def _run(
     weights, weights_other = config[14 : 14 + terms], config[14 + terms :]
     pw_base, depth_cap, samples, area = ints[0], ints[1], ints[2], ints[3] != 0
     cutoff, me, widest, forced = ints[4], ints[5], ints[6], ints[FORCED]
+    own = ints[NST_OWN] != 0
     first, ray_off, ray_cells, nb_off, nb_cells, cells, pw, ar_off, ar_cells = tables
     n = root_owner.shape[0]
     longest = 4 * n + 16
@@ -511,6 +521,7 @@ def _run(
     path_edge = np.empty(longest, np.int64)
     path_item = np.empty(longest, np.int64)
     path_mover = np.empty(longest, np.int64)
+    last = np.empty(5, np.int64)
     done = 0
     while done < iterations:
         if _full(node_i.shape[0], edge_i.shape[0], split_i.shape[0], counts, widest, n):
@@ -588,17 +599,19 @@ def _run(
         else:
             z = rng[0] + np.uint64(_GOLDEN)
             rng[0] = z
-            prev = -1  # the cell of the descent's last slide (passes are not moves)
-            if mast_n.shape[1] > n:  # only the pairs' values (``nst``) read it
-                for i in range(depth - 1, -1, -1):
+            # The cells of the descent's last slide and of each seat's (passes are not
+            # moves): only the pairs' values (``nst``) read them.
+            last[:] = -1
+            if mast_n.shape[1] > n:
+                for i in range(depth):
                     if path_edge[i] >= 0:
-                        prev = edge_i[path_edge[i], E_DST]
-                        break
+                        last[0] = edge_i[path_edge[i], E_DST]
+                        last[path_mover[i]] = last[0]
             score, played, _ = _scores(
                 owner[:n], sheep, to_move, root_done, first, ray_off, ray_cells, nb_off,
                 nb_cells, cells, pw, ar_off, ar_cells, epsilon, samples, area, seat_splits,
                 cutoff, np.int64(z >> np.uint64(1)), stream, turns,  # type: ignore[arg-type]
-                mast_w, mast_n, prev,
+                mast_w, mast_n, last, own,
             )  # fmt: skip
         r = _rewards(score, partner, margin, cells.shape[0], points_table)
         if paranoia:
@@ -606,7 +619,7 @@ def _run(
         if mast_n.shape[0] > 0:
             _learn_cells(
                 r, depth, path_edge, path_mover, edge_i, to_move, played, turns, mast_w,
-                mast_n, n,
+                mast_n, n, own,
             )  # fmt: skip
         node_n[0] += 1
         for i in range(depth):
@@ -679,7 +692,7 @@ class CompiledTree:
         self.ints = np.array(
             [
                 params.pw_base, params.tree_depth, policy.samples, int(policy.area_split),
-                policy.cutoff, state.to_move, widest, -1,
+                policy.cutoff, state.to_move, widest, -1, int(params.nst_context == "own"),
             ],
             np.int64,
         )  # fmt: skip
