@@ -247,7 +247,7 @@ class MctsParams(BaseModel):
         "last",
         description=(
             "with nst: the move a cell is valued after, the last slide by any seat "
-            "(last) or the mover's own last slide (own)"
+            '(last) or the mover\'s own last slide (own; README, issue 17, "Stop 81")'
         ),
     )
     mast_visits: float = Field(
