@@ -216,6 +216,14 @@ def _context(last: Any, p: int, own: bool) -> int:
 
 
 @jit
+def _moved(last: Any, p: int, dst: int) -> None:
+    """Seat ``p``'s slide to ``dst`` into the contexts ``_context`` reads: the last
+    move's and the seat's own."""
+    last[0] = dst
+    last[p] = dst
+
+
+@jit
 def _nst_value(mast_w: Any, mast_n: Any, p: int, cell: int, prev: int, n: int) -> float:
     """Seat ``p``'s learned value of ``cell`` (``_mast_value``), averaged with its value
     after the move before it took ``prev`` once that pair has ``NST_VISITS`` visits:
@@ -374,8 +382,7 @@ def _play(
                 live[p, i] = live[p, live_n[p]]
             owner[dst] = p
             sheep[dst] = split
-            last[0] = dst
-            last[p] = dst
+            _moved(last, p, dst)
             if split > 1:
                 live[p, live_n[p]] = dst
                 live_n[p] += 1

@@ -52,6 +52,7 @@ from strategies.kernel.fast import (
     _flood,
     _free_dirs,
     _mast_value,
+    _moved,
     _pair,
     _rule_split,
     _scores,
@@ -469,15 +470,13 @@ def _learn_cells(
             p = path_mover[i]
             dst = edge_i[j, E_DST]
             _learn_cell(r, p, dst, _context(last, p, own), n, mast_w, mast_n)
-            last[0] = dst
-            last[p] = dst
+            _moved(last, p, dst)
     for t in range(min(played, turns.shape[0])):
         if turns[t, 0] != PASS:
             p = (to_move - 1 + t) % 4 + 1
             dst = turns[t, 1]
             _learn_cell(r, p, dst, _context(last, p, own), n, mast_w, mast_n)
-            last[0] = dst
-            last[p] = dst
+            _moved(last, p, dst)
 
 
 @jit
@@ -605,8 +604,7 @@ def _run(
             if mast_n.shape[1] > n:
                 for i in range(depth):
                     if path_edge[i] >= 0:
-                        last[0] = edge_i[path_edge[i], E_DST]
-                        last[path_mover[i]] = last[0]
+                        _moved(last, path_mover[i], edge_i[path_edge[i], E_DST])
             score, played, _ = _scores(
                 owner[:n], sheep, to_move, root_done, first, ray_off, ray_cells, nb_off,
                 nb_cells, cells, pw, ar_off, ar_cells, epsilon, samples, area, seat_splits,
