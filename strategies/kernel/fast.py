@@ -307,15 +307,16 @@ def _play(
     live_n: Any,
     mast_w: Any,
     mast_n: Any,
-    last_in: Any,
+    last: Any,
     own: bool,
 ) -> tuple[int, bool]:
     """``pure.play`` on arrays, the seats' movable stacks in ``live`` (filled here);
     returns the turns played (recorded in ``turns`` if it has room) and whether the
     game ended. ``mast_w``/``mast_n`` not empty: the greedy moves pick by their learned
-    values (``_mast_slide``) instead of the room heuristic; ``last_in``: the cells the
+    values (``_mast_slide``) instead of the room heuristic; ``last``: the cells the
     moves before the first turn took (``_context``; -1: none), for the pairs' values,
-    each move's context the mover's own last move with ``own``, else the last move."""
+    each move's context the mover's own last move with ``own``, else the last move;
+    updated in place as the playout moves (the caller's scratch)."""
     pos = np.zeros(2, np.uint64)  # the stream's next index, the generator's state
     pos[1] = seed
     n = owner.shape[0] - 1
@@ -326,7 +327,6 @@ def _play(
             live[o, live_n[o]] = c
             live_n[o] += 1
     done = done_in.copy()
-    last = last_in.copy()
     p = to_move
     idle = 0
     played = 0
@@ -532,7 +532,7 @@ def _scores(
 ) -> Any:
     """Play the position out (written back into ``owner_in`` and ``sheep_in``) and
     score it: one call from Python per playout. Returns the scores and the turns.
-    ``last`` and ``own``: the pairs' context (``_play``)."""
+    ``last`` and ``own``: the pairs' context (``_play``; ``last`` is updated)."""
     owner = np.empty(owner_in.shape[0] + 1, np.int64)
     owner[:-1] = owner_in
     owner[-1] = -1
@@ -594,7 +594,6 @@ _NO_STREAM = np.empty(0, np.float64) if AVAILABLE else None
 _NO_TURNS = np.empty((0, 3), np.int64) if AVAILABLE else None
 _NO_MAST_W = np.empty((0, 0), np.float64) if AVAILABLE else None
 _NO_MAST_N = np.empty((0, 0), np.int64) if AVAILABLE else None
-_NO_LAST = np.full(5, -1, np.int64) if AVAILABLE else None
 
 
 class FastKernel:
@@ -618,7 +617,7 @@ class FastKernel:
             _NO_TURNS,
             _NO_MAST_W,
             _NO_MAST_N,
-            _NO_LAST,
+            np.full(5, -1, np.int64),
             False,
         )
         return out.tolist()  # type: ignore[no-any-return]
@@ -633,7 +632,7 @@ class FastKernel:
             owner, sheep, state.to_move, np.array(state.done, np.bool_),
             *tables_of(state.geometry), policy.epsilon, policy.samples, policy.area_split,
             seat_array(policy.seat_splits), policy.cutoff, 0, np.array(stream, np.float64),
-            turns, _NO_MAST_W, _NO_MAST_N, _NO_LAST, False,
+            turns, _NO_MAST_W, _NO_MAST_N, np.full(5, -1, np.int64), False,
         )  # fmt: skip
         return Trace(
             [(int(a), int(b), int(c)) for a, b, c in turns[:played]],

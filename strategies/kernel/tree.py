@@ -455,15 +455,15 @@ def _learn_cell(
 @jit
 def _learn_cells(
     r: Any, depth: int, path_edge: Any, path_mover: Any, edge_i: Any, to_move: int,
-    played: int, turns: Any, mast_w: Any, mast_n: Any, n: int, own: bool,
+    played: int, turns: Any, mast_w: Any, mast_n: Any, n: int, own: bool, last: Any,
 ) -> None:  # fmt: skip
     """One iteration's rewards into each mover's values of the cells it took: the
     descent's slides, then the playout's recorded turns (its first mover ``to_move``,
     the seats in turn; passes take no cell). With the pairs' columns (``nst``) also
     into its values of each cell after the cell its context took (``fast._context``:
     the last slide before it, or with ``own`` the mover's own last slide; passes are
-    skipped, the descent's first slide has none)."""
-    last = np.full(5, -1, np.int64)
+    skipped, the descent's first slide has none). ``last``: scratch for the contexts."""
+    last[:] = -1
     for i in range(depth):
         j = path_edge[i]
         if j >= 0:
@@ -617,7 +617,7 @@ def _run(
         if mast_n.shape[0] > 0:
             _learn_cells(
                 r, depth, path_edge, path_mover, edge_i, to_move, played, turns, mast_w,
-                mast_n, n, own,
+                mast_n, n, own, last,
             )  # fmt: skip
         node_n[0] += 1
         for i in range(depth):
