@@ -20,7 +20,10 @@ game and boards) each field's games are paired by game with that run's: the same
 and seat, another strategy, parameter set or clock. The difference of the points per
 game is reported with its 95% interval (``paired_*``). Pairing removes what the board
 and the seat give, which is most of the spread of one game's points, so it resolves a
-smaller difference than two intervals side by side.
+smaller difference than two intervals side by side. The baseline may be a run started
+beside this one: a baseline already there is checked before the first game, and its
+games are read at the end, over those it holds then; one still not there at the end is
+an error (exit 2) after this run's own figures.
 
 ``battlesheep bench pool RUN... [--baseline BASE ...]`` reports finished runs of one
 setup (on other boards) as one: every figure over all their games, and with a baseline
@@ -123,8 +126,9 @@ def register_bench(sub: Any) -> None:
         "--baseline",
         metavar="DIR",
         default=None,
-        help="the --results folder of an earlier run of the same field and boards: report "
-        "the difference of the points per game, paired by game, with its 95%% interval",
+        help="the --results folder of another run of the same field and boards (earlier, "
+        "or under way beside this one: read at the end): report the difference of the "
+        "points per game, paired by game, with its 95%% interval",
     )
     p.set_defaults(func=run)
     pool: argparse.ArgumentParser = sub.add_parser(
@@ -310,6 +314,20 @@ def measured_strategy(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     return name, params
 
 
+def check_baseline(schedule: Schedule, baseline: Path) -> None:
+    """Before anything is played: a baseline file already there must be of the same field
+    on the same boards (``ConfigError`` otherwise). One not there yet may be a run started
+    beside this one: it is said on stderr now and looked for again at the end."""
+    if baseline.exists():
+        baseline_games(schedule, baseline)
+    else:
+        print(
+            f"--baseline: {baseline} is not there yet; the games are paired with those it "
+            "holds at the end of this run",
+            file=sys.stderr,
+        )
+
+
 def baseline_games(schedule: Schedule, baseline: Path) -> dict[int, GameResult]:
     """The games of the run kept in ``baseline`` (a results file of ``bench strength``)
     by index, checked before anything is played: it must be the same field on the same
@@ -412,6 +430,7 @@ def run(args: argparse.Namespace) -> int:
     name, params = measured_strategy(args)
     measured = builtin_entrant(name, name, params, args.time_limit)
     runner = make_runner(args.jobs, args.cluster or None, args.cluster is not None)
+    missing: list[Path] = []
     try:
         for fld in args.field or DEFAULT_FIELDS.get(args.game, list(FIELDS)):
             entrants, lineup = field_lineup(fld, args.game, measured, args.time_limit)
@@ -422,24 +441,35 @@ def run(args: argparse.Namespace) -> int:
             label = fld.replace(",", "+").replace(":", "_").replace("=", "")
             path = results_file(args.results, args.game, label)
             base_file = results_file(args.baseline, args.game, label)
-            before = None if base_file is None else baseline_games(schedule, base_file)
+            if base_file is not None:
+                check_baseline(schedule, base_file)
             started = time.monotonic()
             outcome = Tournament(schedule, args.games, path, args.resume).run(runner)
             figures = summarize(outcome.results, args.game)
             figures["played"] = float(outcome.played)
             figures["wall_s"] = time.monotonic() - started
-            if before is not None:
+            if base_file is not None and base_file.exists():
+                # Read at the end: a baseline run beside this one has kept more games since.
+                before = baseline_games(schedule, base_file)
                 figures.update(paired_figures(paired_differences(outcome.results, before)))
             seen = ", every count revealed to it" if args.reveal else ""
             print(f"# {name} vs {fld}, game {args.game}, {args.time_limit} s per move{seen}")
             print_figures({f"{label}.{k}": v for k, v in figures.items()})
+            if base_file is not None and not base_file.exists():
+                missing.append(base_file)
             if outcome.interrupted:
                 kept = f": the games are in {path}, --resume plays the rest" if path else ""
                 print(f"interrupted after {len(outcome.results)} games{kept}", file=sys.stderr)
                 return 130
     finally:
         runner.close()
-    return 0
+    for base_file in missing:
+        print(
+            f"--baseline: {base_file} does not exist, at the end of the run either: no paired "
+            "figures; the games are kept, --resume --baseline DIR reports them paired later",
+            file=sys.stderr,
+        )
+    return 2 if missing else 0
 
 
 def kept_run(run: str, what: str) -> tuple[Path, dict[str, Any], list[GameResult]]:

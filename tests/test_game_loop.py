@@ -387,11 +387,8 @@ def test_bench_strength_pairs_a_run_with_a_baseline_game_by_game(tmp_path: Path)
     assert figures["paired_points_ci95_low"] <= figures["paired_points_diff"]
     assert figures["paired_points_diff"] <= figures["paired_points_ci95_high"]
 
-    # Other boards, or no such run: refused before a game is played.
-    refused = [
-        bench("random", "--seed", "4", "--baseline", str(base)),
-        bench("random", "--seed", "3", "--baseline", str(tmp_path)),
-    ]
+    # Other boards: refused before a game is played.
+    refused = [bench("random", "--seed", "4", "--baseline", str(base))]
     # A kept run against another field (its header hand-edited): refused too.
     lines = (base / name).read_text().splitlines()
     header = json.loads(lines[0])
@@ -399,7 +396,7 @@ def test_bench_strength_pairs_a_run_with_a_baseline_game_by_game(tmp_path: Path)
     command[command.index("random")] = "greedy"
     (base / name).write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
     refused.append(bench("random", "--seed", "3", "--baseline", str(base)))
-    says = ["with seed 3, this run with 4", f"{tmp_path / name} does not exist", "another field"]
+    says = ["with seed 3, this run with 4", "another field"]
     for proc, text in zip(refused, says, strict=True):
         assert proc.returncode == 2 and "--baseline" in proc.stderr and text in proc.stderr
         assert "points_per_game" not in proc.stdout
@@ -410,6 +407,44 @@ def test_bench_strength_pairs_a_run_with_a_baseline_game_by_game(tmp_path: Path)
     again = ("--results", str(other), "--resume", "--baseline", str(base))
     proc = bench("random", "--seed", "3", *again)
     assert proc.returncode == 2 and f"game {edited['index']} had seed 99" in proc.stderr
+
+
+def test_bench_strength_reads_its_baseline_at_the_end_of_the_run(tmp_path: Path) -> None:
+    """A baseline not there when the run starts (a run started beside it) is not refused:
+    it is read when the run ends, over the games it holds then; one still missing then is
+    an error after the run's own figures, and the run's games are kept."""
+    field = ("--field", "random,random,random", "--games", "3", "--time-limit", "0.5")
+    argv = [sys.executable, "-m", "battlesheep", "bench", "strength", "--strategy", "random"]
+    argv += [*field, "--jobs", "1", "--seed", "5"]
+
+    # Its own --results folder as the baseline: empty at the start, its 3 games at the end.
+    run = tmp_path / "run"
+    proc = subprocess.run(
+        [*argv, "--results", str(run), "--baseline", str(run)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "is not there yet" in proc.stderr
+    figures = {k.split(".", 1)[1]: float(v) for k, v in _figures(proc.stdout).items()}
+    assert figures["games"] == 3 and figures["paired_games"] == 3
+    assert figures["paired_points_diff"] == 0 and figures["paired_score_diff"] == 0
+
+    # A baseline that never comes: this run's figures, then the error naming the file.
+    kept, nowhere = tmp_path / "kept", tmp_path / "nowhere"
+    proc = subprocess.run(
+        [*argv, "--results", str(kept), "--baseline", str(nowhere)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    name = "game1-random+random+random.jsonl"
+    assert f"{nowhere / name} does not exist, at the end of the run either" in proc.stderr
+    assert "random+random+random.points_per_game" in proc.stdout
+    assert "paired_games" not in proc.stdout
+    assert len((kept / name).read_text().splitlines()) == 1 + 3
 
 
 def test_bench_pool_reports_runs_on_other_boards_as_one(tmp_path: Path) -> None:
