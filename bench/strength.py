@@ -330,9 +330,8 @@ def check_baseline(schedule: Schedule, baseline: Path) -> None:
 
 def baseline_games(schedule: Schedule, baseline: Path) -> dict[int, GameResult]:
     """The games of the run kept in ``baseline`` (a results file of ``bench strength``)
-    by index, checked before anything is played: it must be the same field on the same
-    boards (game, seed, format, the field's entrants but for their clock), else a
-    ``ConfigError`` says what differs."""
+    by index. It must be the same field on the same boards (game, seed, format, the
+    field's entrants but for their clock), else a ``ConfigError`` says what differs."""
     header, kept = read_run(baseline, "--baseline:")
     same_boards(header_of(schedule)["tournament"], header, f"--baseline: {baseline}")
     return {r.index: r for r in kept}
@@ -448,15 +447,15 @@ def run(args: argparse.Namespace) -> int:
             figures = summarize(outcome.results, args.game)
             figures["played"] = float(outcome.played)
             figures["wall_s"] = time.monotonic() - started
-            if base_file is not None and base_file.exists():
+            if base_file is not None and not base_file.exists():
+                missing.append(base_file)
+            elif base_file is not None:
                 # Read at the end: a baseline run beside this one has kept more games since.
                 before = baseline_games(schedule, base_file)
                 figures.update(paired_figures(paired_differences(outcome.results, before)))
             seen = ", every count revealed to it" if args.reveal else ""
             print(f"# {name} vs {fld}, game {args.game}, {args.time_limit} s per move{seen}")
             print_figures({f"{label}.{k}": v for k, v in figures.items()})
-            if base_file is not None and not base_file.exists():
-                missing.append(base_file)
             if outcome.interrupted:
                 kept = f": the games are in {path}, --resume plays the rest" if path else ""
                 print(f"interrupted after {len(outcome.results)} games{kept}", file=sys.stderr)
