@@ -278,6 +278,12 @@ def _figures(stdout: str) -> dict[str, str]:
     return dict(line.split("=") for line in stdout.splitlines() if "=" in line)
 
 
+def _bench(*argv: str) -> subprocess.CompletedProcess[str]:
+    """``python -m battlesheep bench ARGV...`` in a subprocess, its output captured."""
+    command = [sys.executable, "-m", "battlesheep", "bench", *argv]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+
+
 def test_bench_strength_keeps_its_games_and_resumes_them(tmp_path: Path) -> None:
     argv = [
         *(sys.executable, "-m", "battlesheep", "bench", "strength", "--strategy", "greedy"),
@@ -364,9 +370,7 @@ def test_bench_strength_pairs_a_run_with_a_baseline_game_by_game(tmp_path: Path)
     field = ("--field", "random,random,random", "--games", "4", "--time-limit", "0.5")
 
     def bench(strategy: str, *extra: str) -> subprocess.CompletedProcess[str]:
-        argv = [sys.executable, "-m", "battlesheep", "bench", "strength", "--strategy"]
-        argv += [strategy, *field, "--jobs", "1", *extra]
-        return subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        return _bench("strength", "--strategy", strategy, *field, "--jobs", "1", *extra)
 
     base, other = tmp_path / "base", tmp_path / "other"
     first = bench("greedy", "--seed", "3", "--results", str(base))
@@ -414,17 +418,11 @@ def test_bench_strength_reads_its_baseline_at_the_end_of_the_run(tmp_path: Path)
     it is read when the run ends, over the games it holds then; one still missing then is
     an error after the run's own figures, and the run's games are kept."""
     field = ("--field", "random,random,random", "--games", "3", "--time-limit", "0.5")
-    argv = [sys.executable, "-m", "battlesheep", "bench", "strength", "--strategy", "random"]
-    argv += [*field, "--jobs", "1", "--seed", "5"]
+    argv = ["strength", "--strategy", "random", *field, "--jobs", "1", "--seed", "5"]
 
     # Its own --results folder as the baseline: empty at the start, its 3 games at the end.
     run = tmp_path / "run"
-    proc = subprocess.run(
-        [*argv, "--results", str(run), "--baseline", str(run)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = _bench(*argv, "--results", str(run), "--baseline", str(run))
     assert proc.returncode == 0, proc.stderr
     assert "is not there yet" in proc.stderr
     figures = {k.split(".", 1)[1]: float(v) for k, v in _figures(proc.stdout).items()}
@@ -433,12 +431,7 @@ def test_bench_strength_reads_its_baseline_at_the_end_of_the_run(tmp_path: Path)
 
     # A baseline that never comes: this run's figures, then the error naming the file.
     kept, nowhere = tmp_path / "kept", tmp_path / "nowhere"
-    proc = subprocess.run(
-        [*argv, "--results", str(kept), "--baseline", str(nowhere)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = _bench(*argv, "--results", str(kept), "--baseline", str(nowhere))
     assert proc.returncode == 2
     name = "game1-random+random+random.jsonl"
     assert f"{nowhere / name} does not exist, at the end of the run either" in proc.stderr
@@ -453,16 +446,12 @@ def test_bench_pool_reports_runs_on_other_boards_as_one(tmp_path: Path) -> None:
     runs of other setups or fields, or a baseline of other boards, are refused by name."""
     field = ("--field", "random,random,random", "--games", "4", "--time-limit", "0.5")
 
-    def bench(*argv: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "battlesheep", "bench", *argv]
-        return subprocess.run(command, capture_output=True, text=True, timeout=120)
-
     runs: dict[tuple[str, int], Path] = {}
     for strategy in ("greedy", "random"):
         for seed in (3, 7):
             runs[strategy, seed] = tmp_path / f"{strategy}{seed}"
             argv = ["strength", "--strategy", strategy, *field, "--jobs", "1"]
-            proc = bench(*argv, "--seed", str(seed), "--results", str(runs[strategy, seed]))
+            proc = _bench(*argv, "--seed", str(seed), "--results", str(runs[strategy, seed]))
             assert proc.returncode == 0, proc.stderr
     name = "game1-random+random+random.jsonl"
 
@@ -479,7 +468,7 @@ def test_bench_pool_reports_runs_on_other_boards_as_one(tmp_path: Path) -> None:
         for games, base in zip(ours, bases, strict=True)
         for i in games
     ]
-    pooled = bench(
+    pooled = _bench(
         *("pool", str(runs["greedy", 3]), str(runs["greedy", 7] / name)),
         *("--baseline", str(runs["random", 3]), "--baseline", str(runs["random", 7])),
     )
@@ -493,7 +482,7 @@ def test_bench_pool_reports_runs_on_other_boards_as_one(tmp_path: Path) -> None:
     low, high = figures["pooled.paired_points_ci95_low"], figures["pooled.paired_points_ci95_high"]
     assert low <= figures["pooled.paired_points_diff"] <= high
     # Without baselines: the runs' own figures only.
-    alone = bench("pool", str(runs["greedy", 3]), str(runs["greedy", 7]))
+    alone = _bench("pool", str(runs["greedy", 3]), str(runs["greedy", 7]))
     assert alone.returncode == 0, alone.stderr
     assert "pooled.points_per_game" in alone.stdout and "paired" not in alone.stdout
 
@@ -505,12 +494,12 @@ def test_bench_pool_reports_runs_on_other_boards_as_one(tmp_path: Path) -> None:
     revealed = tmp_path / "revealed.jsonl"
     revealed.write_text("\n".join([json.dumps(header), *kept[1:]]) + "\n")
     refused = {
-        "with reveal [0]": bench("pool", g3, str(revealed)),
-        "another setup than run": bench("pool", g3, r7),
-        "with seed 3, this run with 7": bench("pool", g7, "--baseline", r3),
-        "give one per run": bench("pool", g3, g7, "--baseline", r3),
-        "holds none": bench("pool", str(tmp_path)),
-        "does not exist": bench("pool", str(tmp_path / "nowhere")),
+        "with reveal [0]": _bench("pool", g3, str(revealed)),
+        "another setup than run": _bench("pool", g3, r7),
+        "with seed 3, this run with 7": _bench("pool", g7, "--baseline", r3),
+        "give one per run": _bench("pool", g3, g7, "--baseline", r3),
+        "holds none": _bench("pool", str(tmp_path)),
+        "does not exist": _bench("pool", str(tmp_path / "nowhere")),
     }
     for text, proc in refused.items():
         assert proc.returncode == 2 and text in proc.stderr, (text, proc.stderr)
