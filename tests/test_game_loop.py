@@ -114,13 +114,7 @@ def test_revealed_entrants_are_the_seats_they_sit_in_each_game() -> None:
         assert task.reveal == (task.seats.index(0) + 1,)
     with pytest.raises(ConfigError, match="in-process"):
         Schedule(tuple(entrants), 3, 1, 1.0, "field", lineup=lineup, reveal=(0,)).check()
-    proc = subprocess.run(
-        [sys.executable, "-m", "battlesheep", "bench", "strength", "--game", "1", "--reveal"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    proc = _bench("strength", "--game", "1", "--reveal")
     assert proc.returncode == 2 and "game 1 hides none" in proc.stderr
 
 
@@ -279,20 +273,23 @@ def _figures(stdout: str) -> dict[str, str]:
 
 
 def _bench(*argv: str) -> subprocess.CompletedProcess[str]:
-    """``python -m battlesheep bench ARGV...`` in a subprocess, its output captured."""
+    """``python -m battlesheep bench ARGV...`` in a subprocess, its output captured and
+    no stdin."""
     command = [sys.executable, "-m", "battlesheep", "bench", *argv]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+    )
 
 
 def test_bench_strength_keeps_its_games_and_resumes_them(tmp_path: Path) -> None:
     argv = [
-        *(sys.executable, "-m", "battlesheep", "bench", "strength", "--strategy", "greedy"),
+        *("strength", "--strategy", "greedy"),
         *("--field", "random,random,random", "--games", "4", "--time-limit", "0.5"),
         *("--jobs", "1", "--seed", "3", "--results", str(tmp_path)),
     ]
 
     def bench(*extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*argv, *extra], capture_output=True, text=True, timeout=120)
+        return _bench(*argv, *extra)
 
     first = bench()
     assert first.returncode == 0, first.stderr
@@ -336,26 +333,12 @@ def test_bench_strength_resume_needs_the_results_folder() -> None:
 
 
 def test_bench_strength_command_plays_through_the_runner(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [
-            *(sys.executable, "-m", "battlesheep", "bench", "strength", "--strategy", "greedy"),
-            *(
-                "--field",
-                "random,random,random",
-                "--games",
-                "4",
-                "--time-limit",
-                "0.5",
-                "--jobs",
-                "1",
-            ),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    proc = _bench(
+        *("strength", "--strategy", "greedy", "--field", "random,random,random"),
+        *("--games", "4", "--time-limit", "0.5", "--jobs", "1"),
     )
     assert proc.returncode == 0, proc.stderr
-    figures = dict(line.split("=") for line in proc.stdout.splitlines() if "=" in line)
+    figures = _figures(proc.stdout)
     assert figures["random+random+random.games"] == "4"
     assert float(figures["random+random+random.points_per_game"]) > 2.75
     assert figures["random+random+random.illegal_moves"] == "0"
@@ -509,14 +492,7 @@ def test_bench_pool_reports_runs_on_other_boards_as_one(tmp_path: Path) -> None:
 def refused_bench(*extra: str) -> subprocess.CompletedProcess[str]:
     """``bench strength`` of four games of the main strategy, one at a time, with
     ``extra``: for the options it refuses before a game is played."""
-    argv = [sys.executable, "-m", "battlesheep", "bench", "strength", "--jobs", "1"]
-    return subprocess.run(
-        [*argv, "--games", "4", *extra],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    return _bench("strength", "--jobs", "1", "--games", "4", *extra)
 
 
 def test_bench_strength_refuses_more_searches_than_cores() -> None:
@@ -536,7 +512,7 @@ def test_bench_strength_on_a_dask_cluster_plays_the_games_the_local_runner_plays
     worker processes, so the same games, kept and resumable as before."""
     distributed = pytest.importorskip("distributed")
     argv = [
-        *(sys.executable, "-m", "battlesheep", "bench", "strength", "--strategy", "greedy"),
+        *("strength", "--strategy", "greedy"),
         *("--field", "random,random,random", "--games", "4", "--time-limit", "0.5"),
         *("--seed", "3"),
     ]
@@ -549,24 +525,14 @@ def test_bench_strength_on_a_dask_cluster_plays_the_games_the_local_runner_plays
             out[game["index"]] = (game["seats"], game["points"], game["scores"], game["moves"])
         return out
 
-    local = subprocess.run(
-        [*argv, "--jobs", "1", "--results", str(tmp_path / "local")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    local = _bench(*argv, "--jobs", "1", "--results", str(tmp_path / "local"))
     assert local.returncode == 0, local.stderr
     cluster = distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
     )
     try:
         on_dask = [*argv, "--cluster", cluster.scheduler_address]
-        proc = subprocess.run(
-            [*on_dask, "--results", str(tmp_path / "dask")],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        proc = _bench(*on_dask, "--results", str(tmp_path / "dask"))
         assert proc.returncode == 0, proc.stderr
         figures = _figures(proc.stdout)
         assert figures["random+random+random.games"] == "4"
@@ -576,12 +542,7 @@ def test_bench_strength_on_a_dask_cluster_plays_the_games_the_local_runner_plays
         kept = tmp_path / "dask" / name
         lines = kept.read_text().splitlines()
         kept.write_text("\n".join(lines[:4]) + "\n")
-        resumed = subprocess.run(
-            [*on_dask, "--results", str(tmp_path / "dask"), "--resume"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        resumed = _bench(*on_dask, "--results", str(tmp_path / "dask"), "--resume")
         assert resumed.returncode == 0, resumed.stderr
         assert _figures(resumed.stdout)["random+random+random.played"] == "1"
         assert games(tmp_path / "dask") == games(tmp_path / "local")
