@@ -17,6 +17,7 @@ from state.settings import get_setting
 from strategies.base import ConfigError
 from tests.arena_support import TEAMS, TEMPLATE, check_game, play_template_game, seat_log
 from tests.boards import read_vector, rows_to_map
+from tests.cli_support import battlesheep
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -77,24 +78,13 @@ def test_replay_command_prints_the_game(tmp_path: Path) -> None:
 
     record, result = asyncio.run(play_template_game(1, tmp_path, seed=4))
     path = write_replay(tmp_path / "g.msgpack", record, result)
-    out = subprocess.run(
-        [sys.executable, "-m", "battlesheep", "replay", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    ).stdout
+    out = battlesheep("replay", str(path), check=True).stdout
     assert "seat 1 (O, team 11) places at" in out
     assert " moves " in out
     assert out.strip().splitlines()[-2].startswith("final scores: 1=" + str(result.scores[0]))
     bad = tmp_path / "bad.msgpack"
     bad.write_bytes(b"\x93\x01\x02\x03")
-    proc = subprocess.run(
-        [sys.executable, "-m", "battlesheep", "replay", str(bad)],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    proc = battlesheep("replay", str(bad))
     assert proc.returncode == 2 and "not a battlesheep replay" in proc.stderr
 
 
@@ -167,14 +157,9 @@ def test_serve_command_the_course_way(tmp_path: Path) -> None:
 def test_embedded_default_match_plays_within_a_short_limit(tmp_path: Path) -> None:
     """What `make run` plays: the agent is told the server's limit, so it is never late."""
     results = tmp_path / "results.jsonl"
-    proc = subprocess.run(
-        [
-            *(sys.executable, "-m", "battlesheep", "serve", "--port", "0"),
-            *("--time-limit", "0.4", "--seed", "3", "--results", str(results)),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    proc = battlesheep(
+        *("serve", "--port", "0", "--time-limit", "0.4", "--seed", "3"),
+        *("--results", str(results)),
         cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
@@ -188,12 +173,7 @@ def test_embedded_default_match_plays_within_a_short_limit(tmp_path: Path) -> No
 def test_serve_reports_bad_input_by_line(tmp_path: Path) -> None:
     path = tmp_path / "input.txt"
     path.write_text("11\nplayer.exe\nxx\nplayer.exe\n13\na\n14\nb\n1\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "battlesheep", "serve", "--players", str(path), "--port", "0"],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    proc = battlesheep("serve", "--players", str(path), "--port", "0")
     assert proc.returncode == 2
     assert "line 3" in proc.stderr and "'xx'" in proc.stderr
 

@@ -27,6 +27,7 @@ from arena.replay import Replay, read_replay
 from arena.results import GameResult, read_results
 from tests.arena_support import TEMPLATE
 from tests.boards import shut_in_before_first_turn
+from tests.cli_support import battlesheep
 
 SOURCE = Path(__file__).with_name("course_template_player.cpp")
 # RULES.md section 2: dir -> (dx on the first index, dy on the second).
@@ -217,16 +218,11 @@ def _serve(
     (tmp_path / "input.txt").write_text("\n".join([*lines, str(game)]) + "\n")
     results, records, cwd = tmp_path / "results.jsonl", tmp_path / "rec", tmp_path / "cwd"
     cwd.mkdir()  # not input.txt's directory: relative player paths must still resolve
-    proc = subprocess.run(
-        [
-            *(sys.executable, "-m", "battlesheep", "serve"),
-            *("--players", str(tmp_path / "input.txt")),
-            *("--port", "0", "--time-limit", str(time_limit), "--seed", str(10 + game)),
-            *("--results", str(results), "--record", str(records)),
-            *("--player-logs", str(tmp_path / "logs")),
-        ],
-        capture_output=True,
-        text=True,
+    proc = battlesheep(
+        *("serve", "--players", str(tmp_path / "input.txt")),
+        *("--port", "0", "--time-limit", str(time_limit), "--seed", str(10 + game)),
+        *("--results", str(results), "--record", str(records)),
+        *("--player-logs", str(tmp_path / "logs")),
         timeout=60,
         cwd=cwd,
     )

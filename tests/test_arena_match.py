@@ -13,12 +13,11 @@ from arena.results import read_results
 from client.clock import DEFAULT_MARGIN
 from strategies.base import ConfigError
 from tests.arena_support import TEMPLATE
+from tests.cli_support import BATTLESHEEP, battlesheep
 from tournament.cli import seat_entrants
 from tournament.run import read_results_file
 from tournament.schedule import seat_teams
 from tournament.standings import standings
-
-BATTLESHEEP = [sys.executable, "-m", "battlesheep"]
 
 
 def test_seat_specs() -> None:
@@ -137,13 +136,7 @@ def test_sample_players_play_every_setting_via_serve(tmp_path: Path) -> None:
 
 
 def test_bench_arena_prints_its_figures() -> None:
-    proc = subprocess.run(
-        [*BATTLESHEEP, "bench", "arena", "--games", "3"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+    proc = battlesheep("bench", "arena", "--games", "3", check=True)
     figures = dict(line.split("=", 1) for line in proc.stdout.split())
     assert float(figures["games_per_s"]) > 0
     assert float(figures["server_overhead_ms_p99"]) > 0

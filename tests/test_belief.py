@@ -5,8 +5,6 @@ from __future__ import annotations
 import itertools
 import random
 import statistics
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -34,6 +32,7 @@ from state.game import UNKNOWN, GameState
 from state.geometry import OBSTACLE
 from state.observe import Action, ingest, state_from_observation
 from state.settings import SETTINGS
+from tests.cli_support import battlesheep
 
 
 def draws(seat: SeatBelief, n: int = 200) -> list[dict[int, int]]:
@@ -713,14 +712,9 @@ def test_bench_belief_replays_every_view_through_ingest() -> None:
 def test_bench_belief_reads_arena_replays(tmp_path: Path) -> None:
     """Game-3 replays recorded by a real arena match carry what the bench needs."""
     record = tmp_path / "rec"
-    proc = subprocess.run(
-        [
-            *(sys.executable, "-m", "battlesheep", "serve", "--port", "0", "--game", "3"),
-            *("--games", "2", "--time-limit", "0.2", "--seed", "5", "--record", str(record)),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    proc = battlesheep(
+        *("serve", "--port", "0", "--game", "3", "--games", "2", "--time-limit", "0.2"),
+        *("--seed", "5", "--record", str(record)),
     )
     assert proc.returncode == 0, proc.stderr
     from bench.belief import bench_belief

@@ -13,6 +13,7 @@ import pytest
 from arena.results import GameResult
 from strategies.kernel import fast_available
 from strategies.parallel import available_cores
+from tests.cli_support import battlesheep
 from tournament.build import CLIENT_PACKAGES
 from tournament.entrants import play_command
 from tournament.runner import play_task
@@ -148,11 +149,6 @@ def test_built_agent_searches_on_every_core(
 @pytest.mark.parametrize("team", ["-3", "0", "2147483648", "seven"])
 def test_build_and_play_refuse_a_team_id_the_wire_cannot_carry(team: str) -> None:
     for command in (["build", "--agent", "1", "--team", team], ["play", "--team", team]):
-        proc = subprocess.run(
-            [sys.executable, "-m", "battlesheep", *command],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        proc = battlesheep(*command)
         assert proc.returncode == 2
         assert "team id must be" in proc.stderr and "Traceback" not in proc.stderr

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from strategies.base import Budget
 from strategies.baselines import RandomStrategy
 from strategies.parallel import available_cores
 from strategies.registry import make_strategy
+from tests.cli_support import battlesheep
 from tournament.entrants import builtin_entrant
 from tournament.schedule import Schedule, arrangements
 
@@ -145,10 +145,9 @@ def test_the_same_listener_watches_in_process_games() -> None:
 def test_demo_shows_a_game_of_the_seats_asked_for_to_its_points() -> None:
     """``battlesheep demo`` in a fresh process, a seat on the fast kernel among them:
     every turn printed, the final scores and the points (5, 3, 2, 1 shared on ties)."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "battlesheep", "demo", "--seed", "3", "--time-limit", "0.3",
-         "--seats", "flatmc:playouts=1,greedy,random,random"],
-        capture_output=True, text=True, timeout=600,
+    proc = battlesheep(
+        "demo", "--seed", "3", "--time-limit", "0.3",
+        "--seats", "flatmc:playouts=1,greedy,random,random", timeout=600,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
@@ -156,10 +155,7 @@ def test_demo_shows_a_game_of_the_seats_asked_for_to_its_points() -> None:
     assert "final:" in out
     points = json.loads(out.rsplit("points:", 1)[1].strip())
     assert sorted(points, reverse=True)[0] >= 4.0 and sum(points) == pytest.approx(11.0)
-    bad = subprocess.run(
-        [sys.executable, "-m", "battlesheep", "demo", "--seats", "random,random"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    bad = battlesheep("demo", "--seats", "random,random")
     assert bad.returncode == 2 and "--seats needs 4 strategies, not 2" in bad.stderr
 
 
@@ -273,12 +269,8 @@ def _figures(stdout: str) -> dict[str, str]:
 
 
 def _bench(*argv: str) -> subprocess.CompletedProcess[str]:
-    """``python -m battlesheep bench ARGV...`` in a subprocess, its output captured and
-    no stdin."""
-    command = [sys.executable, "-m", "battlesheep", "bench", *argv]
-    return subprocess.run(
-        command, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
-    )
+    """``battlesheep bench ARGV...`` in a fresh process (``battlesheep``)."""
+    return battlesheep("bench", *argv)
 
 
 def test_bench_strength_keeps_its_games_and_resumes_them(tmp_path: Path) -> None:

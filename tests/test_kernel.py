@@ -43,6 +43,7 @@ from strategies.kernel import (
 )
 from strategies.opponents import RULES
 from tests.boards import random_play
+from tests.cli_support import battlesheep
 
 needs_fast = pytest.mark.skipif(
     not fast_available(), reason="numba is not installed (pip install 'battlesheep[fast]')"
@@ -397,11 +398,7 @@ sys.exit(main(["bench", "engine", "--kernel", "fast", "--seconds", "0.3"]))
 
 @pytest.mark.parametrize("name", ["python", pytest.param("fast", marks=needs_fast)])
 def test_bench_engine_prints_each_kernels_figures(name: str) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "battlesheep", "bench", "engine", "--kernel", name,
-         "--seconds", "0.5"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    proc = battlesheep("bench", "engine", "--kernel", name, "--seconds", "0.5")
     assert proc.returncode == 0, proc.stderr
     figures = dict(line.split("=", 1) for line in proc.stdout.splitlines())
     assert figures["kernel"] == name

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ from client.clock import DEFAULT_MARGIN, TimeLimits
 from strategies.base import ConfigError, ParameterError, Strategy
 from strategies.params import MAX_NESTING, load_agent_params
 from strategies.registry import make_strategy
+from tests.cli_support import battlesheep
 from tournament.build import check_command
 from tournament.entrants import parse_entrant, parse_entrants, play_command
 from tournament.spsa import load_space
@@ -81,16 +80,10 @@ def test_command_line_options_win_over_the_file() -> None:
 
 
 def test_play_runs_an_agent_file() -> None:
-    run = subprocess.run(
-        [
-            *(sys.executable, "-m", "battlesheep", "play", "--game", "1", "--port", "9"),
-            *("--params-file", "params/agent1.toml", "--time-limit", "0.5", "--connect-for", "0"),
-        ],
-        capture_output=True,
-        text=True,
+    run = battlesheep(
+        *("play", "--game", "1", "--port", "9", "--params-file", "params/agent1.toml"),
+        *("--time-limit", "0.5", "--connect-for", "0"),
         cwd=ROOT,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
     )
     assert "plays game 1 as hybrid" in run.stderr and "margin 0.06 s" in run.stderr, run.stderr
 

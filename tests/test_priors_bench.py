@@ -4,8 +4,6 @@ tree's priors (the slide key's softmax)."""
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 
 import pytest
 
@@ -16,6 +14,7 @@ from strategies.base import Budget, ConfigError
 from strategies.baselines import RandomStrategy
 from strategies.common import KEY_WEIGHTS, PRIOR_TERMS, area_split, slide_key, slide_terms
 from strategies.mcts import MctsParams
+from tests.cli_support import battlesheep
 
 
 class KeyMax(RandomStrategy):
@@ -145,10 +144,9 @@ def test_the_bench_prints_each_strategys_figures_and_refuses_game_3() -> None:
     with pytest.raises(ConfigError, match="four seat specs"):
         bench_priors(1, ["random"] * 3, 1, 1.0, 1)
     assert label("uct:c_puct=2") == "uct_c_puct_2"
-    out = subprocess.run(
-        [sys.executable, "-m", "battlesheep", "bench", "priors", "--games", "2",
-         "--seats", "random,greedy,random,greedy", "--time-limit", "1", "--fit"],
-        capture_output=True, text=True, timeout=300, check=True,
+    out = battlesheep(
+        "bench", "priors", "--games", "2", "--seats", "random,greedy,random,greedy",
+        "--time-limit", "1", "--fit", timeout=300, check=True,
     ).stdout  # fmt: skip
     figures = dict(line.split("=", 1) for line in out.splitlines())
     assert figures["games"] == "2" and figures["default_temperature"] == "2"

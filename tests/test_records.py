@@ -32,6 +32,7 @@ from arena.results import (
 from arena.viewer.server import ViewerServer
 from battlesheep.cli import main
 from tests.arena_support import play_template_game
+from tests.cli_support import battlesheep
 
 Raw = dict[str, Any]
 
@@ -207,13 +208,7 @@ async def test_bad_replay_is_refused_by_the_viewer_upload(data: bytes, message: 
 
 def test_a_bad_replay_through_the_real_command(tmp_path: Path) -> None:
     (tmp_path / "bad.msgpack").write_bytes(BAD[0][1])
-    proc = subprocess.run(
-        [sys.executable, "-m", "battlesheep", "replay", "bad.msgpack"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-    )
+    proc = battlesheep("replay", "bad.msgpack", cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr == f"battlesheep: error: {expected_line(BAD[0][2])}\n"
 

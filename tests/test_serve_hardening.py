@@ -32,6 +32,7 @@ from arena.results import read_results
 from arena.viewer import server as viewer_server
 from arena.viewer.server import MAX_REPLAY_BYTES, ViewerServer
 from tests.arena_support import TEMPLATE, check_game, play_template_game, template_command
+from tests.cli_support import BATTLESHEEP
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,7 +46,7 @@ class Serve:
             tmp.mkdir(exist_ok=True)
             env["TMPDIR"] = str(tmp)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "battlesheep", "serve", *args],
+            [*BATTLESHEEP, "serve", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

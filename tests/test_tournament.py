@@ -11,7 +11,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,12 +18,12 @@ from typing import Any
 import pytest
 
 from arena.results import GameResult
+from tests.cli_support import BATTLESHEEP, battlesheep
 from tournament.entrants import parse_entrants
 from tournament.run import Tournament, read_results_file
 from tournament.runner import LocalRunner
 from tournament.schedule import Schedule
 
-BATTLESHEEP = [sys.executable, "-m", "battlesheep"]
 Game = GameResult
 Reference = tuple[dict[int, Game], str]
 ENTRANTS = ["random:seed=1", "random:seed=2"]
@@ -36,13 +35,7 @@ COMMON = ["--games", str(GAMES), "--seed", "40", "--time-limit", f"{TIME_LIMIT:g
 
 
 def tournament(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*BATTLESHEEP, "tournament", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
+    return battlesheep("tournament", *args, timeout=timeout)
 
 
 def games_of(path: Path) -> dict[int, Game]:

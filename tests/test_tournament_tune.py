@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from strategies.params import load_agent_params
+from tests.cli_support import battlesheep
 
 
 def test_tune_plays_iterations_and_writes_the_estimate(tmp_path: Path) -> None:
@@ -19,17 +20,10 @@ def test_tune_plays_iterations_and_writes_the_estimate(tmp_path: Path) -> None:
     space = tmp_path / "space.toml"
     space.write_text("[exploration]\nmin = 0.1\nmax = 2.0\nstep = 0.3\n")
     out = tmp_path / "tuned.toml"
-    run = subprocess.run(
-        [
-            *(sys.executable, "-m", "battlesheep", "tune"),
-            *("--params", str(params), "--space", str(space), "--out", str(out)),
-            *("--iterations", "2", "--games-per-iteration", "2", "--time-limit", "0.5"),
-            *("--seed", "3", "--jobs", "2"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
+    run = battlesheep(
+        *("tune", "--params", str(params), "--space", str(space), "--out", str(out)),
+        *("--iterations", "2", "--games-per-iteration", "2", "--time-limit", "0.5"),
+        *("--seed", "3", "--jobs", "2"),
     )
     assert run.returncode == 0, run.stderr
     results = [float(x) for x in re.findall(r"result ([-+][\d.]+)", run.stdout)]

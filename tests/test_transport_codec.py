@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import msgpack
 import pytest
@@ -22,6 +20,7 @@ from protocol.msgpack_codec import (
     encode_payload,
     message_schema,
 )
+from tests.cli_support import battlesheep
 
 BOARD12 = tuple(tuple((x * 12 + y) % 6 - 1 for y in range(12)) for x in range(12))
 SHEEP12 = tuple(tuple((x + y) % 5 for y in range(12)) for x in range(12))
@@ -102,13 +101,7 @@ def test_board_of_the_wrong_game_is_refused() -> None:
 
 
 def test_schema_command_prints_every_message() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "battlesheep", "schema"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout
+    out = battlesheep("schema", check=True).stdout
     schema = json.loads(out)
     assert schema == json.loads(json.dumps(message_schema()))
     defs = schema["$defs"]
@@ -154,11 +147,6 @@ def test_endpoints_and_topics() -> None:
     ],
 )
 def test_play_rejects_bad_transport_options(args: list[str], message: str) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "battlesheep", "play", "--game", "1", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = battlesheep("play", "--game", "1", *args)
     assert proc.returncode == 2
     assert message in proc.stderr

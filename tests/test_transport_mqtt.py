@@ -36,6 +36,7 @@ from protocol.msgpack_codec import (
 )
 from tests.arena_support import check_game
 from tests.boards import shut_in_before_first_turn
+from tests.cli_support import BATTLESHEEP
 from tests.transport_support import (
     Broker,
     match_id,
@@ -78,7 +79,7 @@ async def test_full_game_over_mqtt_mixed_with_ws_and_tcp(broker: Broker) -> None
 def test_command_line_serves_tcp_ws_and_mqtt_in_one_game(broker: Broker, tmp_path: Path) -> None:
     """`battlesheep serve --listen ...` without --players and four `battlesheep` players."""
     url = broker.url(match_id())
-    bs = [sys.executable, "-m", "battlesheep"]
+    bs = list(BATTLESHEEP)
     env = {**os.environ, "BATTLESHEEP_TOKEN": ""}
     env.pop("BATTLESHEEP_TOKEN")
     listen = ["--listen", "tcp://127.0.0.1:0", "--listen", "ws://127.0.0.1:0/bs", "--listen", url]

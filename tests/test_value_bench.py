@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import random
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from state.geometry import FREE
 from state.settings import SETTINGS
 from strategies.base import ConfigError
 from strategies.common import SEAT_FEATURES, score_rewards, seat_features
+from tests.cli_support import battlesheep
 from tests.test_kernel import position
 
 
@@ -110,13 +110,7 @@ def test_a_line_that_is_not_a_sample_is_named(tmp_path: Path) -> None:
 
 
 def bench_value(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "battlesheep", "bench", "value", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        stdin=subprocess.DEVNULL,
-    )
+    return battlesheep("bench", "value", *args, timeout=600)
 
 
 def bench(*args: str) -> dict[str, str]:

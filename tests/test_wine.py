@@ -23,6 +23,7 @@ from arena import wine
 from arena.config import command_argv, read_input_file
 from arena.replay import read_replay
 from arena.results import read_results
+from tests.cli_support import battlesheep
 from tests.test_arena_cpp import _check_row, _check_template_log, _moves_per_seat
 
 SOURCE = Path(__file__).with_name("course_template_player.cpp")
@@ -94,15 +95,11 @@ def _serve(
 ) -> subprocess.CompletedProcess[str]:
     cwd = folder / "cwd"  # not input.txt's folder: its paths must still resolve
     cwd.mkdir(exist_ok=True)
-    return subprocess.run(
-        [
-            *(sys.executable, "-m", "battlesheep", "serve", "--players", str(input_txt)),
-            *("--port", "0", "--time-limit", str(time_limit), "--seed", "5"),
-            *("--results", str(folder / "results.jsonl"), "--record", str(folder / "rec")),
-            *("--player-logs", str(folder / "logs")),
-        ],
-        capture_output=True,
-        text=True,
+    return battlesheep(
+        *("serve", "--players", str(input_txt), "--port", "0"),
+        *("--time-limit", str(time_limit), "--seed", "5"),
+        *("--results", str(folder / "results.jsonl"), "--record", str(folder / "rec")),
+        *("--player-logs", str(folder / "logs")),
         timeout=240,
         cwd=cwd,
         env=env,
@@ -248,12 +245,7 @@ def test_wine_check_reports_what_runs(exe64: Path, tmp_path: Path) -> None:
     _require("wine", "wine64")
     script = tmp_path / "script.exe"
     script.write_text("#!/bin/sh\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "battlesheep", "wine-check", str(exe64), str(script)],
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    proc = battlesheep("wine-check", str(exe64), str(script), timeout=240)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
     assert out.startswith("wine: ") and f"prefix: {wine.prefix_path()} " in out
