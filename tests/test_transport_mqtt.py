@@ -79,13 +79,12 @@ async def test_full_game_over_mqtt_mixed_with_ws_and_tcp(broker: Broker) -> None
 def test_command_line_serves_tcp_ws_and_mqtt_in_one_game(broker: Broker, tmp_path: Path) -> None:
     """`battlesheep serve --listen ...` without --players and four `battlesheep` players."""
     url = broker.url(match_id())
-    bs = list(BATTLESHEEP)
     env = {**os.environ, "BATTLESHEEP_TOKEN": ""}
     env.pop("BATTLESHEEP_TOKEN")
     listen = ["--listen", "tcp://127.0.0.1:0", "--listen", "ws://127.0.0.1:0/bs", "--listen", url]
     serve = subprocess.Popen(
         [
-            *bs,
+            *BATTLESHEEP,
             "serve",
             "--game",
             "1",
@@ -123,7 +122,7 @@ def test_command_line_serves_tcp_ws_and_mqtt_in_one_game(broker: Broker, tmp_pat
             with (tmp_path / f"player{k}.log").open("w") as log:
                 players.append(
                     subprocess.Popen(
-                        [*bs, *seat, *common],
+                        [*BATTLESHEEP, *seat, *common],
                         stdout=log,
                         stderr=subprocess.STDOUT,
                         stdin=subprocess.DEVNULL,
