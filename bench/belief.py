@@ -12,7 +12,10 @@ per-seat adaptive mixture) are measured on the same views. So is the one world
 the main strategy searches in game 3 (``Belief.mean_world`` of the adaptive prior),
 with one explanation of which stack each move came from and with ``--hypotheses``;
 and how well the posterior knows which stacks can still move (two sheep or more:
-``movable_calibration``), with the worlds' stacks wrongly called movable or dead.
+``movable_calibration``), with the worlds' stacks wrongly called movable or dead;
+and, at a few of the viewer's turns, the posterior weight of each of the adaptive
+prior's split models (``split_weight_<model>_turn<t>``): how soon a seat's moves tell
+its split rule.
 """
 
 from __future__ import annotations
@@ -39,6 +42,11 @@ from strategies.hybrid import HybridParams, source_odds, split_prior, split_shar
 
 NAMED_PRIORS = ("half", "three", "leaning", "mixed", "adaptive")
 """The main strategy's ``split_prior`` kinds measured beside the learned one."""
+
+WEIGHT_TURNS = (3, 6, 9)
+"""The viewer's turns at which the mean posterior weight of each split model of the
+adaptive prior is printed (``split_weight_<model>_turn<t>``): whether a seat's moves
+have told which rule it splits by yet."""
 
 
 @dataclass
@@ -157,6 +165,9 @@ class WorldErrors:
     stacks: int = 0
     # (the posterior's P(two sheep or more), whether the truth holds two or more), per stack
     chances: list[tuple[float, bool]] = field(default_factory=list)
+    # By the viewer's turn (1: its first board past placement) and split model, each
+    # other seat's posterior weight of that model (``SeatBelief.model_weights``).
+    weights: dict[tuple[int, str], list[float]] = field(default_factory=dict)
 
     def add(self, other: WorldErrors) -> None:
         self.err += other.err
@@ -166,6 +177,8 @@ class WorldErrors:
         self.false_dead += other.false_dead
         self.stacks += other.stacks
         self.chances.extend(other.chances)
+        for key, values in other.weights.items():
+            self.weights.setdefault(key, []).extend(values)
 
 
 def movable_calibration(chances: Sequence[tuple[float, bool]], bins: int = 10) -> dict[str, float]:
@@ -218,7 +231,10 @@ def mean_world_errors(
     if source_search or split_search:
         model = HybridParams(source_search=source_search, split_search=split_search)
     out = WorldErrors()
-    for mine, truth in _views(record, viewer, belief, model):
+    for turn, (mine, truth) in enumerate(_views(record, viewer, belief, model), 1):
+        for seat in belief.seats.values():
+            for name, weight in seat.model_weights().items():
+                out.weights.setdefault((turn, name), []).append(weight)
         world = belief.median_world(mine) if median else belief.mean_world(mine)
         # The median world's posterior is the mean world's: scored once, with the mean.
         marginals = {} if median else belief.marginals()
@@ -325,6 +341,10 @@ def bench_belief(
         if not median:  # the median world's posterior is the mean world's
             for key, value in movable_calibration(sums.chances).items():
                 figures[f"posterior_movable_{key}{suffix}"] = value
+        if suffix in ("", "_split", "_choice") and not median:
+            for (turn, model), values in sorted(sums.weights.items()):
+                if turn in WEIGHT_TURNS:
+                    figures[f"split_weight_{model}_turn{turn}{suffix}"] = statistics.mean(values)
     figures["hypotheses"] = float(hypotheses)
     figures["source_search"] = float(source_search)
     figures["split_search"] = float(split_search)

@@ -707,6 +707,14 @@ def test_bench_belief_replays_every_view_through_ingest() -> None:
         assert 0 <= figures[f"posterior_movable_calibration_error{suffix}"] < 1
     wrong = figures["median_world_false_movable"] + figures["median_world_false_dead"]
     assert wrong == pytest.approx(1 - figures["median_world_movable_right"])
+    # The adaptive prior's split models' posterior weights by the viewer's turn: every
+    # model of the mixture, its weights summing to one, in the three worlds that print them.
+    for suffix in ("", "_split", "_choice"):
+        for turn in (3, 6):
+            models = [f"split_weight_{m}_turn{turn}{suffix}" for m in ("half", "three", "uniform")]
+            assert all(0 < figures[k] < 1 for k in models)
+            assert sum(figures[k] for k in models) == pytest.approx(1)
+    assert not any(k.startswith("split_weight") and k.endswith("_source") for k in figures)
 
 
 def test_bench_belief_reads_arena_replays(tmp_path: Path) -> None:
