@@ -232,9 +232,12 @@ def mean_world_errors(
         model = HybridParams(source_search=source_search, split_search=split_search)
     out = WorldErrors()
     for turn, (mine, truth) in enumerate(_views(record, viewer, belief, model), 1):
-        for seat in belief.seats.values():
-            for name, weight in seat.model_weights().items():
-                out.weights.setdefault((turn, name), []).append(weight)
+        # The split models' weights where they are printed (the median world's are the
+        # mean world's).
+        if turn in WEIGHT_TURNS and not median:
+            for seat in belief.seats.values():
+                for name, weight in seat.model_weights().items():
+                    out.weights.setdefault((turn, name), []).append(weight)
         world = belief.median_world(mine) if median else belief.mean_world(mine)
         # The median world's posterior is the mean world's: scored once, with the mean.
         marginals = {} if median else belief.marginals()
@@ -341,10 +344,9 @@ def bench_belief(
         if not median:  # the median world's posterior is the mean world's
             for key, value in movable_calibration(sums.chances).items():
                 figures[f"posterior_movable_{key}{suffix}"] = value
-        if suffix in ("", "_split", "_choice") and not median:
+        if suffix in ("", "_split", "_choice"):
             for (turn, model), values in sorted(sums.weights.items()):
-                if turn in WEIGHT_TURNS:
-                    figures[f"split_weight_{model}_turn{turn}{suffix}"] = statistics.mean(values)
+                figures[f"split_weight_{model}_turn{turn}{suffix}"] = statistics.mean(values)
     figures["hypotheses"] = float(hypotheses)
     figures["source_search"] = float(source_search)
     figures["split_search"] = float(split_search)
