@@ -473,9 +473,28 @@ class SplitTree:
         for k, weight in enumerate(self._posterior):
             if weight <= 0.0:
                 continue
-            for node, dist in zip(self.nodes, self._final(k), strict=True):
-                out[node.cell] += weight * sum(max(1, r) * p for r, p in enumerate(dist))
+            for cell, mean in self._model_means(k).items():
+                out[cell] += weight * mean
         return out
+
+    def model_means(self, name: str) -> dict[int, float] | None:
+        """Each stack's expected count were the seat to follow the split model ``name``
+        alone (the posterior given that model: ``means`` takes them by the models'
+        weights); None if the mixture has no such model, or if the evidence rules it out."""
+        names = [model for model, _, _ in self.mixture.components]
+        if name not in names or not self.nodes:
+            return None
+        k = names.index(name)
+        if self.solved()._posterior[k] <= 0.0:
+            return None
+        return self._model_means(k)
+
+    def _model_means(self, k: int) -> dict[int, float]:
+        """Under split model ``k``, each stack's expected count (``_final``)."""
+        return {
+            node.cell: sum(max(1, r) * p for r, p in enumerate(dist))
+            for node, dist in zip(self.nodes, self._final(k), strict=True)
+        }
 
     def marginals(self) -> dict[int, list[float]]:
         """Each stack's distribution of its count under the exact posterior (index r:
@@ -790,10 +809,30 @@ class Belief:
         (``hybrid``'s ``hidden=mean``). Stacks the belief never saw made (after a
         resync) take the reference's guess."""
         world = state.copy()
-        for c, count in _whole_counts(state, self.means(), apportion).items():
+        for c, count in self.mean_counts(state).items():
             world.sheep[c] = count
         world.hash = world.hash_from_scratch()
         return world
+
+    def hedge_counts(self, state: GameState, model: str, least: float) -> dict[int, int]:
+        """The hidden counts of ``state`` were every other seat that may follow the split
+        model ``model`` (its posterior weight at least ``least``) to follow it alone:
+        such a seat's stacks take their means under that model (``SplitTree.model_means``
+        of its likeliest tree), every other seat's their mean counts; made whole as in
+        ``mean_world``. With ``mean_world``'s counts, the two worlds ``hybrid``'s
+        ``hedge_model`` searches side by side."""
+        means: dict[int, float] = {}
+        for seat in self.seats.values():
+            told = seat.best.model_means(model)
+            if told is None or seat.model_weights().get(model, 0.0) < least:
+                told = seat.means()
+            means.update(told)
+        return _whole_counts(state, means, apportion)
+
+    def mean_counts(self, state: GameState) -> dict[int, int]:
+        """The hidden counts ``mean_world`` fills in (every seat's stacks: see
+        ``_whole_counts``)."""
+        return _whole_counts(state, self.means(), apportion)
 
     def median_world(self, state: GameState) -> GameState:
         """A copy of ``state`` with the hidden counts that are nearest the truth on

@@ -244,6 +244,20 @@ class HybridParams(StrategyParams, MctsParams):
         description="likely_worlds: the least weight of a searched world against the "
         "likeliest one's",
     )
+    hedge_model: Literal["none", "half", "three", "uniform"] = Field(
+        "none",
+        description="game 3 with hidden=mean: beside the mean world, search the world of "
+        "the other seats' counts were each that may follow this split model of the "
+        "adaptive prior to follow it alone (Belief.hedge_counts), a compiled tree each, "
+        "merged at the root (none: the mean world alone; measured: README)",
+    )
+    hedge_weight: float = Field(
+        0.1,
+        ge=0,
+        le=1,
+        description="hedge_model: the least posterior weight of the model for a seat's "
+        "counts to follow it in the hedge world (below it, the seat's mean counts)",
+    )
     # evaluation
     w_potential: float = Field(1.2, description="value of a cell movable sheep can still take")
     w_waste: float = Field(1.0, description="cost of a sheep stuck on a dead stack")
@@ -506,7 +520,7 @@ class HybridStrategy(Strategy):
         budget.info.clear()
         worlds = work is not state and p.hidden == "belief" and self.belief is not None
         likely = self._likely_worlds(state, work)
-        if self.belief is not None and p.likely_worlds > 1:
+        if self.belief is not None and (p.likely_worlds > 1 or p.hedge_model != "none"):
             budget.info["worlds"] = float(max(1, len(likely)))
         if self.pool is None:
             return self._search(state, work, budget, stop_at, start, worlds, likely)
@@ -520,12 +534,21 @@ class HybridStrategy(Strategy):
             self.pool.cancel()  # a move decided early needs the workers no more
 
     def _likely_worlds(self, state: GameState, work: GameState) -> list[dict[int, int]]:
-        """Game 3 (``hidden=mean``, ``likely_worlds`` > 1): the hidden counts of the
-        likeliest explanations of the other seats' moves where two or more are about as
-        likely (``Belief.likely_worlds``), else none: the mean world is searched alone.
-        None in the endgame either, where the solver plays in the mean world."""
+        """Game 3 (``hidden=mean``), the worlds searched side by side: with
+        ``hedge_model``, the mean world's counts and the hedge world's
+        (``Belief.hedge_counts``) where they differ; else with ``likely_worlds`` > 1 the
+        hidden counts of the likeliest explanations of the other seats' moves where two
+        or more are about as likely (``Belief.likely_worlds``). Otherwise none: the mean
+        world is searched alone. None in the endgame either, where the solver plays in
+        the mean world."""
         p, belief = self.params, self.belief
-        if belief is None or p.hidden != "mean" or p.likely_worlds < 2 or self._endgame(work):
+        if belief is None or p.hidden != "mean" or self._endgame(work):
+            return []
+        if p.hedge_model != "none":
+            mean = belief.mean_counts(state)
+            hedge = belief.hedge_counts(state, p.hedge_model, p.hedge_weight)
+            return [mean, hedge] if hedge != mean else []
+        if p.likely_worlds < 2:
             return []
         found = belief.likely_worlds(state, p.likely_worlds, p.likely_ratio)
         return [counts for _, counts in found] if len(found) > 1 else []

@@ -944,3 +944,54 @@ def test_a_split_trees_means_follow_every_change_after_it_was_read() -> None:
     assert twin.means()[4] > 0.0 and 4 not in read.means()
     assert read.means() == before
     assert twin.means()[3] < before[3]
+
+
+def test_the_hedge_world_takes_a_split_model_alone_for_the_seats_that_may_follow_it() -> None:
+    """``Belief.hedge_counts`` (``hybrid``'s ``hedge_model``): each seat's stacks at
+    their means under one split model of the adaptive prior, where the seat's weight of
+    that model is at least ``least``, else at their mean counts; whole as the mean
+    world is. The models' means, mixed by their weights, are the mean counts. In games
+    of seats that split 1, half or all but one by the room the three-size world is
+    nearer the truth than the mean world, in games of half splits further: a second
+    world to search beside the mean world, not a better point world."""
+    from strategies.hybrid import split_prior
+
+    adaptive = split_prior("adaptive", 16)
+    errors: dict[str, dict[str, list[float]]] = {}
+    differ = 0
+
+    def check(view: GameState, belief: Belief, truth: GameState) -> None:
+        nonlocal differ
+        hidden = [c for p in belief.seats for c in view.stacks[p]]
+        if view.placing or not hidden:
+            return
+        for seat in belief.seats.values():
+            tree = seat.best
+            assert tree.model_means("nonesuch") is None
+            mixed = dict.fromkeys(tree.node_of, 0.0)
+            for name, w in tree.model_weights().items():
+                for cell, m in (tree.model_means(name) or {}).items():
+                    mixed[cell] += w * m
+            assert mixed == pytest.approx(tree.means())
+        mean = belief.mean_counts(view)
+        assert belief.hedge_counts(view, "three", 1.01) == mean  # no weight is above 1
+        hedge = belief.hedge_counts(view, "three", 0.0)
+        assert set(hedge) == set(hidden)
+        for p in belief.seats:
+            if view.stacks[p]:
+                mine = [hedge[c] for c in view.stacks[p]]
+                assert sum(mine) == 16 and min(mine) >= 1
+        differ += hedge != mean
+        for name, counts in (("mean", mean), ("hedge", hedge)):
+            off = sum(abs(counts[c] - truth.sheep[c]) for c in hidden) / len(hidden)
+            errors[splits].setdefault(name, []).append(off)
+
+    for splits in ("leaning", "half"):
+        errors[splits] = {}
+        for seed in range(6):
+            play_hidden_game(seed, 1 + seed % 4, splits, adaptive, on_view=check)
+    assert differ > 0
+    leaning = {k: statistics.mean(v) for k, v in errors["leaning"].items()}
+    half = {k: statistics.mean(v) for k, v in errors["half"].items()}
+    assert leaning["hedge"] < leaning["mean"]
+    assert half["mean"] < half["hedge"]

@@ -594,3 +594,36 @@ def test_endgame_trust_starts_the_solver_against_half_splitters_only(
         assert all(trusted for trusted, _ in seen)
     else:
         assert all(trusted == (not others) for trusted, others in seen)
+
+
+@pytest.mark.skipif(not fast_available(), reason="numba is not installed")
+def test_the_hedge_world_is_searched_beside_the_mean_world() -> None:
+    """``hedge_model=three``, in games of seats that split 1, half or all but one by the
+    room: where the three-size world differs from the mean world the main strategy
+    searches both (``worlds`` 2 in its figures), else the mean world alone (1); it plays
+    a legal move of the truth and leaves the view as it was."""
+    wait_warm(None)
+    searched: dict[int, int] = {}
+    adaptive = split_prior("adaptive", 16)
+
+    def check(view: GameState, belief: Belief, truth: GameState) -> None:
+        if view.placing or not view.slides() or view.to_move != belief.viewer:
+            return
+        strategy = HybridStrategy({"seed": 1, "max_iterations": 400, "hedge_model": "three"})
+        strategy.new_game(SETTING, belief.viewer)
+        strategy.belief = belief
+        differ = belief.hedge_counts(view, "three", 0.1) != belief.mean_counts(view)
+        expected = 2 if differ and not strategy._endgame(belief.mean_world(view)) else 1
+        before = view.canonical()
+        budget = Budget.seconds(30)
+        move = strategy.move(view, budget)
+        assert view.canonical() == before and view.hash == view.hash_from_scratch()
+        assert move is not None and move in truth.legal_moves()
+        assert budget.info["worlds"] == expected
+        if "solved" not in budget.info:
+            assert budget.info["iterations"] == 400
+        searched[expected] = searched.get(expected, 0) + 1
+
+    for seed in range(2):
+        play_hidden_game(seed, 2 + seed, splits="leaning", prior=adaptive, on_view=check)
+    assert searched.get(1, 0) > 0 and searched.get(2, 0) > 0
