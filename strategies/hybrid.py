@@ -16,9 +16,12 @@ Game 3: a belief over the hidden counts (``state.belief``, fed by ``observe``);
 steps 1-3 in the one world of its mean counts (``Belief.mean_world``), or with
 ``hidden=belief`` one MCTS tree over its worlds (``Mcts.search`` with a world
 sampler) instead; with ``endgame_trust`` > 0 (not the default) step 1 only where
-the belief takes every other seat that can still move for a half splitter; with
+the belief takes every other seat that can still move for a half splitter. Before
+the endgame, step 3 searches beside the mean world a hedge world (``hedge_model``,
+``Belief.hedge_counts``: the seats that may split 1, half or all but one at their
+means under that model alone), a compiled tree each, merged at the root; with
 ``likely_worlds`` > 1 (not the default), where the sources of the other seats' moves
-are in doubt, the worlds of their likeliest explanations, a compiled tree each.
+are in doubt, the worlds of their likeliest explanations instead.
 Game 4: the rewards are the pair's, the partner maximises with us in alpha-beta
 (paranoid), priors dislike taking the partner's room, and placement keeps away from
 the partner.
@@ -245,11 +248,11 @@ class HybridParams(StrategyParams, MctsParams):
         "likeliest one's",
     )
     hedge_model: Literal["none", "half", "three", "uniform"] = Field(
-        "none",
+        "three",
         description="game 3 with hidden=mean: beside the mean world, search the world of "
         "the other seats' counts were each that may follow this split model of the "
         "adaptive prior to follow it alone (Belief.hedge_counts), a compiled tree each, "
-        "merged at the root (none: the mean world alone; measured: README)",
+        'merged at the root (none: the mean world alone; README, issue 17, "Stop 86")',
     )
     hedge_weight: float = Field(
         0.1,
@@ -535,23 +538,24 @@ class HybridStrategy(Strategy):
 
     def _likely_worlds(self, state: GameState, work: GameState) -> list[dict[int, int]]:
         """Game 3 (``hidden=mean``), the worlds searched side by side: with
-        ``hedge_model``, the mean world's counts and the hedge world's
-        (``Belief.hedge_counts``) where they differ; else with ``likely_worlds`` > 1 the
-        hidden counts of the likeliest explanations of the other seats' moves where two
-        or more are about as likely (``Belief.likely_worlds``). Otherwise none: the mean
-        world is searched alone. None in the endgame either, where the solver plays in
-        the mean world."""
+        ``likely_worlds`` > 1, the hidden counts of the likeliest explanations of the
+        other seats' moves where two or more are about as likely
+        (``Belief.likely_worlds``); else with ``hedge_model`` (the default), the mean
+        world's counts and the hedge world's (``Belief.hedge_counts``) where they
+        differ. Otherwise none: the mean world is searched alone. None in the endgame
+        either, where the solver plays in the mean world."""
         p, belief = self.params, self.belief
         if belief is None or p.hidden != "mean" or self._endgame(work):
             return []
+        if p.likely_worlds > 1:
+            found = belief.likely_worlds(state, p.likely_worlds, p.likely_ratio)
+            if len(found) > 1:
+                return [counts for _, counts in found]
         if p.hedge_model != "none":
             mean = belief.mean_counts(state)
             hedge = belief.hedge_counts(state, p.hedge_model, p.hedge_weight)
             return [mean, hedge] if hedge != mean else []
-        if p.likely_worlds < 2:
-            return []
-        found = belief.likely_worlds(state, p.likely_worlds, p.likely_ratio)
-        return [counts for _, counts in found] if len(found) > 1 else []
+        return []
 
     def _endgame(self, work: GameState) -> bool:
         """Whether ``work`` is the endgame solver's (step 1); in game 3 the solver then

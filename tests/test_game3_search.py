@@ -65,14 +65,19 @@ def after_placement(seed: int) -> GameState:
 
 @pytest.mark.parametrize(
     "params",
-    [{"hidden": "belief"}, {"hidden": "belief", "world_trees": 4}, {"hidden": "mean"}],
+    [
+        {"hidden": "belief"},
+        {"hidden": "belief", "world_trees": 4},
+        {"hidden": "mean"},
+        {"hidden": "mean", "hedge_model": "none"},
+    ],
     ids=str,
 )
 def test_the_search_never_reads_a_count_it_was_not_shown(params: dict[str, object]) -> None:
     """Two games whose boards differ only in seat 2's hidden counts: the strategy's
     state, belief draws, search and move must be identical (searched over the
-    worlds by the Python tree, or by compiled trees one per world, or in the one
-    world of the belief's mean counts)."""
+    worlds by the Python tree, or by compiled trees one per world, or in the world of
+    the belief's mean counts with its hedge world beside it, or alone)."""
     if params != {"hidden": "belief"}:
         wait_warm(None)
     seed = 21
@@ -210,7 +215,13 @@ def test_likely_worlds_are_searched_where_the_sources_are_in_doubt() -> None:
         if view.placing or not view.slides() or view.to_move != belief.viewer:
             return
         strategy = HybridStrategy(
-            {"seed": 1, "max_iterations": 400, "likely_worlds": 4, "belief_hypotheses": 4}
+            {
+                "seed": 1,
+                "max_iterations": 400,
+                "likely_worlds": 4,
+                "belief_hypotheses": 4,
+                "hedge_model": "none",
+            }
         )
         strategy.new_game(SETTING, belief.viewer)
         strategy.belief = belief
@@ -598,8 +609,8 @@ def test_endgame_trust_starts_the_solver_against_half_splitters_only(
 
 @pytest.mark.skipif(not fast_available(), reason="numba is not installed")
 def test_the_hedge_world_is_searched_beside_the_mean_world() -> None:
-    """``hedge_model=three``, in games of seats that split 1, half or all but one by the
-    room: where the three-size world differs from the mean world the main strategy
+    """``hedge_model=three`` (the default), in games of seats that split 1, half or all
+    but one by the room: where the three-size world differs from the mean world the main strategy
     searches both (``worlds`` 2 in its figures), else the mean world alone (1); it plays
     a legal move of the truth and leaves the view as it was."""
     wait_warm(None)
