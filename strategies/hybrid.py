@@ -461,23 +461,23 @@ class HybridStrategy(Strategy):
         mcts.search(state, budget, stop_at, p.max_iterations, sample, p.worlds, splits)
         return self._report_worlds(mcts, budget, start)
 
-    def _move_likely(
+    def _move_side_worlds(
         self,
         state: GameState,
-        likely: list[dict[int, int]],
+        side: list[dict[int, int]],
         budget: Budget,
         stop_at: float,
         start: float,
     ) -> Move | None:
-        """Game 3's likely worlds (``_likely_worlds``): each searched by a compiled tree
+        """Game 3's worlds side by side (``_side_worlds``): each searched by a compiled tree
         of its own as a game of known counts (``world_trees``), the root statistics summed,
         so that a slide's value is its mean over the worlds. A new tree each turn (the
         worlds change as the belief does); no alpha-beta, as in ``_move_worlds``."""
         p = self.params
-        update = {"margin": self.reward_margin, "world_trees": len(likely)}
+        update = {"margin": self.reward_margin, "world_trees": len(side)}
         mcts = Mcts(p.model_copy(update=update), self.rng)
         mcts.set_root(state)
-        mcts.search(state, budget, stop_at, p.max_iterations, in_turn(likely), len(likely))
+        mcts.search(state, budget, stop_at, p.max_iterations, in_turn(side), len(side))
         return self._report_worlds(mcts, budget, start)
 
     def _report_worlds(self, mcts: Mcts, budget: Budget, start: float) -> Move | None:
@@ -522,21 +522,21 @@ class HybridStrategy(Strategy):
         stop_at = start + span
         budget.info.clear()
         worlds = work is not state and p.hidden == "belief" and self.belief is not None
-        likely = self._likely_worlds(state, work)
+        side = self._side_worlds(state, work)
         if self.belief is not None and (p.likely_worlds > 1 or p.hedge_model != "none"):
-            budget.info["worlds"] = float(max(1, len(likely)))
+            budget.info["worlds"] = float(max(1, len(side)))
         if self.pool is None:
-            return self._search(state, work, budget, stop_at, start, worlds, likely)
+            return self._search(state, work, budget, stop_at, start, worlds, side)
         if worlds:
             self.pool.start(state, stop_at, p.max_iterations, self.belief, p.worlds)
-        else:  # with likely worlds too: the worker searches the mean world
+        else:  # with worlds side by side too: the worker searches the mean world
             self.pool.start(work, stop_at, p.max_iterations, split_rules=self._split_rules())
         try:
-            return self._search(state, work, budget, stop_at, start, worlds, likely)
+            return self._search(state, work, budget, stop_at, start, worlds, side)
         finally:
             self.pool.cancel()  # a move decided early needs the workers no more
 
-    def _likely_worlds(self, state: GameState, work: GameState) -> list[dict[int, int]]:
+    def _side_worlds(self, state: GameState, work: GameState) -> list[dict[int, int]]:
         """Game 3 (``hidden=mean``), the worlds searched side by side: with
         ``likely_worlds`` > 1, the hidden counts of the likeliest explanations of the
         other seats' moves where two or more are about as likely
@@ -590,14 +590,14 @@ class HybridStrategy(Strategy):
         stop_at: float,
         start: float,
         worlds: bool,
-        likely: list[dict[int, int]],
+        side: list[dict[int, int]],
     ) -> Move | None:
-        """Steps 1-3 (or game 3's search over worlds, or over its likely worlds) until
+        """Steps 1-3 (or game 3's search over worlds, or over its worlds side by side) until
         ``stop_at``."""
         if worlds:
             return self._move_worlds(state, budget, stop_at, start)
-        if likely:
-            return self._move_likely(state, likely, budget, stop_at, start)
+        if side:
+            return self._move_side_worlds(state, side, budget, stop_at, start)
         span = stop_at - start
         solved = self._solve_endgame(work, budget, start, span)
         if solved is not None:
