@@ -202,6 +202,20 @@ def test_worlds_given_in_turn_go_one_to_each_compiled_tree() -> None:
         in_turn([])
 
 
+def worlds_searched(strategy: HybridStrategy, view: GameState, truth: GameState) -> float:
+    """The main strategy's move on ``view`` (at most 400 iterations): a legal move of the
+    truth, the view left as it was, all 400 iterations unless the position was solved;
+    returns how many worlds it searched side by side (``worlds`` in its figures)."""
+    before = view.canonical()
+    budget = Budget.seconds(30)
+    move = strategy.move(view, budget)
+    assert view.canonical() == before and view.hash == view.hash_from_scratch()
+    assert move is not None and move in truth.legal_moves()
+    if "solved" not in budget.info:
+        assert budget.info["iterations"] == 400
+    return budget.info["worlds"]
+
+
 @pytest.mark.skipif(not fast_available(), reason="numba is not installed")
 def test_likely_worlds_are_searched_where_the_sources_are_in_doubt() -> None:
     """``likely_worlds=4`` with four hypotheses per seat, in games of half splits: where
@@ -228,14 +242,7 @@ def test_likely_worlds_are_searched_where_the_sources_are_in_doubt() -> None:
         expected = len(belief.likely_worlds(view, 4, 0.5))
         if strategy._endgame(belief.mean_world(view)):
             expected = 1
-        before = view.canonical()
-        budget = Budget.seconds(30)
-        move = strategy.move(view, budget)
-        assert view.canonical() == before and view.hash == view.hash_from_scratch()
-        assert move is not None and move in truth.legal_moves()
-        assert budget.info["worlds"] == expected
-        if "solved" not in budget.info:
-            assert budget.info["iterations"] == 400
+        assert worlds_searched(strategy, view, truth) == expected
         searched[expected] = searched.get(expected, 0) + 1
 
     for seed in range(2):
@@ -625,14 +632,7 @@ def test_the_hedge_world_is_searched_beside_the_mean_world() -> None:
         strategy.belief = belief
         differ = belief.hedge_counts(view, "three", 0.1) != belief.mean_counts(view)
         expected = 2 if differ and not strategy._endgame(belief.mean_world(view)) else 1
-        before = view.canonical()
-        budget = Budget.seconds(30)
-        move = strategy.move(view, budget)
-        assert view.canonical() == before and view.hash == view.hash_from_scratch()
-        assert move is not None and move in truth.legal_moves()
-        assert budget.info["worlds"] == expected
-        if "solved" not in budget.info:
-            assert budget.info["iterations"] == 400
+        assert worlds_searched(strategy, view, truth) == expected
         searched[expected] = searched.get(expected, 0) + 1
 
     for seed in range(2):
