@@ -823,10 +823,10 @@ class Belief:
         ``hedge_model`` searches side by side."""
         means: dict[int, float] = {}
         for seat in self.seats.values():
-            told = seat.best.model_means(model)
-            if told is None or seat.model_weights().get(model, 0.0) < least:
-                told = seat.means()
-            means.update(told)
+            told = None
+            if seat.model_weights().get(model, 0.0) >= least:
+                told = seat.best.model_means(model)
+            means.update(seat.means() if told is None else told)
         return _whole_counts(state, means, apportion)
 
     def mean_counts(self, state: GameState) -> dict[int, int]:

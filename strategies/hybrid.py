@@ -552,8 +552,8 @@ class HybridStrategy(Strategy):
             if len(found) > 1:
                 return [counts for _, counts in found]
         if p.hedge_model != "none":
-            mean = belief.mean_counts(state)
             hedge = belief.hedge_counts(state, p.hedge_model, p.hedge_weight)
+            mean = {c: work.sheep[c] for c in hedge}  # ``work`` is the mean world
             return [mean, hedge] if hedge != mean else []
         return []
 
