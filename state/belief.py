@@ -791,16 +791,12 @@ class Belief:
 
     def determinize(self, state: GameState, rng: random.Random) -> GameState:
         """A copy of ``state`` with every hidden count drawn from the posterior."""
-        world = state.copy()
-        drawn = self.sample(rng)
-        for cell, count in drawn.items():
-            if world.sheep[cell] == UNKNOWN:
-                world.sheep[cell] = count
-        for cell, count in enumerate(world.sheep):
-            if count == UNKNOWN:  # a stack the belief never saw made (a resync)
-                world.sheep[cell] = uniform_guess(state, world.owner[cell])
-        world.hash = world.hash_from_scratch()
-        return world
+        sheep = state.sheep
+        counts = {c: n for c, n in self.sample(rng).items() if sheep[c] == UNKNOWN}
+        for cell, count in enumerate(sheep):
+            if count == UNKNOWN and cell not in counts:  # never seen made (a resync)
+                counts[cell] = uniform_guess(state, state.owner[cell])
+        return state.with_counts(counts)
 
     def mean_world(self, state: GameState) -> GameState:
         """A copy of ``state`` with every hidden count set to its posterior mean,
@@ -808,11 +804,7 @@ class Belief:
         each (``apportion``): the one world a search can then play in as in game 1
         (``hybrid``'s ``hidden=mean``). Stacks the belief never saw made (after a
         resync) take the reference's guess."""
-        world = state.copy()
-        for c, count in self.mean_counts(state).items():
-            world.sheep[c] = count
-        world.hash = world.hash_from_scratch()
-        return world
+        return state.with_counts(self.mean_counts(state))
 
     def hedge_counts(self, state: GameState, model: str, least: float) -> dict[int, int]:
         """The hidden counts of ``state`` were every other seat that may follow the split
@@ -844,11 +836,7 @@ class Belief:
         likelier side (``hybrid``'s ``hidden=median``; measured: README, issue 17,
         stop 73). Stacks the belief never saw made take the reference's guess, as in
         ``mean_world``."""
-        world = state.copy()
-        for c, count in _whole_counts(state, self.marginals(), median_counts).items():
-            world.sheep[c] = count
-        world.hash = world.hash_from_scratch()
-        return world
+        return state.with_counts(_whole_counts(state, self.marginals(), median_counts))
 
     def likely_worlds(
         self, state: GameState, limit: int, ratio: float

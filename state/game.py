@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from state.geometry import DIRECTION_KEYS, FREE, OBSTACLE, Geometry
@@ -384,6 +384,15 @@ class GameState:
         other._history = []
         other._score_log = []
         return other
+
+    def with_counts(self, counts: Mapping[int, int]) -> GameState:
+        """A copy with the sheep counts of ``counts`` (cell: count) put in and the hash
+        made again: game 3's hidden counts filled in, a world to search."""
+        world = self.copy()
+        for cell, count in counts.items():
+            world.sheep[cell] = count
+        world.hash = world.hash_from_scratch()
+        return world
 
     def __getstate__(self) -> PickledState:
         """The position without the undo history, the hash keys or the rays (rebuilt

@@ -28,12 +28,10 @@ def determinize(state: GameState, seat: int) -> GameState:
     sheep = state.sheep
     if not any(sheep[c] == UNKNOWN for p in PLAYERS for c in state.stacks[p]):
         return state
-    out = state.copy()
+    counts: dict[int, int] = {}
     for p in PLAYERS:
-        for c, count in guess_counts(state, p).items():
-            out.sheep[c] = count
-    out.hash = out.hash_from_scratch()
-    return out
+        counts.update(guess_counts(state, p))
+    return state.with_counts(counts)
 
 
 # ------------------------------------------------------------------------ rewards

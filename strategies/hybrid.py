@@ -21,7 +21,8 @@ the endgame, step 3 searches beside the mean world a hedge world (``hedge_model`
 ``Belief.hedge_counts``: the seats that may split 1, half or all but one at their
 means under that model alone), a compiled tree each, merged at the root; with
 ``likely_worlds`` > 1 (not the default), where the sources of the other seats' moves
-are in doubt, the worlds of their likeliest explanations instead.
+are in doubt, the worlds of their likeliest explanations instead. With workers
+those worlds are shared out between the processes (``_share_worlds``).
 Game 4: the rewards are the pair's, the partner maximises with us in alpha-beta
 (paranoid), priors dislike taking the partner's room, and placement keeps away from
 the partner.
@@ -529,7 +530,9 @@ class HybridStrategy(Strategy):
             return self._search(state, work, budget, stop_at, start, worlds, side)
         if worlds:
             self.pool.start(state, stop_at, p.max_iterations, self.belief, p.worlds)
-        else:  # with worlds side by side too: the worker searches the mean world
+        elif side:
+            side = self._share_worlds(work, side, budget, stop_at)
+        else:
             self.pool.start(work, stop_at, p.max_iterations, split_rules=self._split_rules())
         try:
             return self._search(state, work, budget, stop_at, start, worlds, side)
@@ -556,6 +559,25 @@ class HybridStrategy(Strategy):
             mean = {c: work.sheep[c] for c in hedge}  # ``work`` is the mean world
             return [mean, hedge] if hedge != mean else []
         return []
+
+    def _share_worlds(
+        self, work: GameState, side: list[dict[int, int]], budget: Budget, stop_at: float
+    ) -> list[dict[int, int]]:
+        """With workers, the worlds side by side are shared out between the processes
+        instead of every process searching them all: the k-th worker started takes world
+        k + 1 (round and round), and the main search keeps the first world (the mean
+        world, with the hedge world beside it) and those no worker took, which it returns.
+        With one worker the mean and the hedge world then get a core each, the even share
+        the single-core search gives them (stop 86). The figure ``worker_worlds`` is how
+        many of the worlds the workers took."""
+        assert self.pool is not None
+        p = self.params
+        given = [work.with_counts(counts) for counts in side[1:] + side[:1]]
+        started = self.pool.start(given, stop_at, p.max_iterations, split_rules=self._split_rules())
+        if not started:
+            return side
+        budget.info["worker_worlds"] = float(min(started, len(side)))
+        return side[:1] + side[started + 1 :]
 
     def _endgame(self, work: GameState) -> bool:
         """Whether ``work`` is the endgame solver's (step 1); in game 3 the solver then

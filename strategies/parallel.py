@@ -18,6 +18,9 @@ streams make it an ensemble as well as a sum of visits.
   two cores starved the strategy's own replies). A worker reports ready once it
   has imported everything and loaded the kernel; a turn uses only the workers
   ready by then, so start-up never costs a deadline.
+- Game 3's worlds side by side (``hybrid``'s hedge world beside the mean world): the
+  positions are shared out, the k-th worker started taking the k-th world given, so
+  that with one worker the two worlds get a core each (``HybridStrategy._share_worlds``).
 - Searching only during our own turn, never between turns: a worker blocks on its
   pipe until it is given a position and a stop time.
 - Never more processes than cores: ``workers=-1`` is every core the process may
@@ -305,25 +308,33 @@ class SearchPool:
 
     def start(
         self,
-        state: GameState,
+        state: GameState | Sequence[GameState],
         stop_at: float,
         max_iterations: int = 0,
         belief: Belief | None = None,
         worlds: int = 0,
         split_rules: dict[int, str] | None = None,
     ) -> int:
-        """Give the position to every ready, idle worker; how many started."""
+        """Give the position to every ready, idle worker; how many started. Given several
+        positions (game 3's worlds side by side), the k-th worker started searches the
+        k-th, round and round."""
         self._number += 1
         self._stop.clear()
-        request = SearchRequest(
-            self._number,
-            state,
-            stop_at - REPORT_TIME,
-            max_iterations,
-            belief,
-            worlds,
-            split_rules or {},
-        )
+        states = [state] if isinstance(state, GameState) else list(state)
+        if not states:
+            raise ValueError("SearchPool.start needs at least one position")
+        requests = [
+            SearchRequest(
+                self._number,
+                position,
+                stop_at - REPORT_TIME,
+                max_iterations,
+                belief,
+                worlds,
+                split_rules or {},
+            )
+            for position in states
+        ]
         started = 0
         for i, worker in enumerate(list(self._workers)):
             if worker.busy is not None:
@@ -334,7 +345,7 @@ class SearchPool:
                 seed = self._game.seed + i + 1
                 worker.send(NewGame(self._game.params, seed))
                 self._told.add(i)
-            worker.send(request)
+            worker.send(requests[started % len(requests)])
             if worker.alive:
                 worker.busy = self._number
                 started += 1

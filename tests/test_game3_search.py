@@ -22,6 +22,7 @@ from strategies.kernel import fast_available, wait_warm
 from strategies.mcts import Mcts, MctsParams, in_turn
 from strategies.registry import make_strategy
 from tests.test_belief import HALF, play_hidden_game
+from tests.test_parallel import wait_ready
 
 SETTING = SETTINGS[3]
 
@@ -637,4 +638,44 @@ def test_the_hedge_world_is_searched_beside_the_mean_world() -> None:
 
     for seed in range(2):
         play_hidden_game(seed, 2 + seed, splits="leaning", prior=adaptive, on_view=check)
+    assert searched.get(1, 0) > 0 and searched.get(2, 0) > 0
+
+
+@pytest.mark.skipif(not fast_available(), reason="numba is not installed")
+def test_with_a_worker_the_hedge_world_is_the_workers_and_the_mean_world_the_mains() -> None:
+    """``workers=1``: where the hedge world differs from the mean world, the worker
+    searches it and the main strategy the mean world alone (``worlds`` 2 in all,
+    ``worker_worlds`` 1), each its own 400 iterations, the root statistics merged into a
+    legal move of the truth; where they are the same, the worker searches the mean world
+    beside the main strategy as in any game."""
+    wait_warm(None)
+    strategy = HybridStrategy(
+        {"seed": 1, "max_iterations": 400, "hedge_model": "three", "workers": 1}
+    )
+    assert strategy.pool is not None
+    wait_ready(strategy.pool)
+    searched: dict[int, int] = {}
+
+    def check(view: GameState, belief: Belief, truth: GameState) -> None:
+        if view.placing or not view.slides() or view.to_move != belief.viewer:
+            return
+        strategy.new_game(SETTING, belief.viewer)
+        strategy.belief = belief
+        differ = belief.hedge_counts(view, "three", 0.1) != belief.mean_counts(view)
+        expected = 2 if differ and not strategy._endgame(belief.mean_world(view)) else 1
+        budget = Budget.seconds(60)
+        move = strategy.move(view, budget)
+        assert move is not None and move in truth.legal_moves()
+        if "solved" in budget.info:
+            return
+        assert budget.info["worlds"] == expected
+        assert budget.info["workers"] == 1 and budget.info["worker_iterations"] == 400
+        assert budget.info["iterations"] == 400
+        assert budget.info.get("worker_worlds", 0) == (1 if expected == 2 else 0)
+        searched[expected] = searched.get(expected, 0) + 1
+
+    try:
+        play_hidden_game(0, 2, splits="leaning", prior=split_prior("adaptive", 16), on_view=check)
+    finally:
+        strategy.close()
     assert searched.get(1, 0) > 0 and searched.get(2, 0) > 0

@@ -154,6 +154,28 @@ def test_a_late_report_is_dropped_and_a_busy_worker_skipped() -> None:
     assert pool.size == 0
 
 
+def test_several_positions_are_shared_out_one_to_each_worker() -> None:
+    """Given two positions (game 3's worlds side by side), each of two workers searches
+    one of them: each report's root is the slides of one position, and both are there."""
+    first, second = midgame(1, seed=90), midgame(2, seed=91)
+    slides = [{(c, d) for c, d, _ in s.slides()} for s in (first, second)]
+    assert slides[0] != slides[1]
+    pool = SearchPool(2)
+    try:
+        wait_ready(pool)
+        pool.new_game(MctsParams(), seed=5)
+        with pytest.raises(ValueError, match="at least one position"):
+            pool.start([], time.monotonic() + 60.0)
+        assert pool.start([first, second], time.monotonic() + 60.0, max_iterations=300) == 2
+        reports = pool.collect(time.monotonic() + 60.0)
+        assert len(reports) == 2
+        roots = [{(c, d) for c, d, _ in r.stats} for r in reports]
+        assert all(r.iterations == 300 for r in reports)
+        assert sorted(slides.index(root) for root in roots) == [0, 1]
+    finally:
+        pool.close()
+
+
 def test_a_dead_worker_is_left_out_and_the_strategy_plays_on(
     hybrid: HybridStrategy, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -73,6 +73,30 @@ def test_undo_restores_every_step_exactly(game: int, seed: int) -> None:
 
 @settings(max_examples=40, deadline=None)
 @given(games, seeds)
+def test_with_counts_is_a_copy_with_those_counts_and_its_own_hash(game: int, seed: int) -> None:
+    """A world of other counts: the counts put in, the hash made again (it changes with
+    the counts), the rest of the position kept, and the original untouched as the
+    world plays on."""
+    state, rng = new_game(game, seed)
+    for _ in range(rng.randrange(8, 30)):
+        if not play_one(state, rng):
+            break
+    stacks = [c for c, n in enumerate(state.sheep) if n >= 2]
+    counts = {c: state.sheep[c] - 1 for c in stacks}
+    before = snapshot(state)
+    world = state.with_counts(counts)
+    assert snapshot(state) == before
+    assert all(world.sheep[c] == n for c, n in counts.items())
+    assert world.hash == world.hash_from_scratch()
+    assert (world.hash == state.hash) == (not counts)
+    assert world.owner == state.owner and world.to_move == state.to_move
+    while play_one(world, rng):
+        pass
+    assert snapshot(state) == before
+
+
+@settings(max_examples=40, deadline=None)
+@given(games, seeds)
 def test_incremental_scores_equal_flood_fill_after_every_move(game: int, seed: int) -> None:
     state, rng = new_game(1 if game != 2 else 2, seed)
     while play_one(state, rng):
