@@ -679,3 +679,41 @@ def test_with_a_worker_the_hedge_world_is_the_workers_and_the_mean_world_the_mai
     finally:
         strategy.close()
     assert searched.get(1, 0) > 0 and searched.get(2, 0) > 0
+
+
+@pytest.mark.skipif(not fast_available(), reason="numba is not installed")
+@pytest.mark.parametrize("hedge_endgame", [False, True])
+def test_hedge_endgame_searches_the_hedge_world_instead_of_solving(hedge_endgame: bool) -> None:
+    """In the endgame (the solver's positions) the solver starts in the mean world by
+    default, hedge world or not; with ``hedge_endgame`` it starts only where the hedge
+    world is the mean world, and elsewhere the two are searched side by side
+    (``worlds`` 2, no solver figures). The move is legal in the truth either way."""
+    wait_warm(None)
+    seen: dict[tuple[bool, bool], int] = {}  # (worlds differ, solver started) -> positions
+
+    def check(view: GameState, belief: Belief, truth: GameState) -> None:
+        if view.placing or not view.slides() or view.to_move != belief.viewer:
+            return
+        params: dict[str, object] = {"seed": 1, "max_iterations": 400, "endgame_count": "movable"}
+        strategy = HybridStrategy(params | {"hedge_endgame": hedge_endgame})
+        strategy.new_game(SETTING, belief.viewer)
+        strategy.belief = belief
+        world = belief.mean_world(view)
+        slides = world.slides()
+        if not strategy._endgame(world) or (len(slides) == 1 and world.sheep[slides[0][0]] == 2):
+            return  # not the solver's position, or a forced move played at once
+        differ = belief.hedge_counts(view, "three", 0.1) != belief.mean_counts(view)
+        budget = Budget.seconds(30)
+        move = strategy.move(view, budget)
+        assert move is not None and move in truth.legal_moves()
+        started = "solve_depth" in budget.info
+        assert started == (not (hedge_endgame and differ))
+        assert budget.info["worlds"] == (2 if hedge_endgame and differ else 1)
+        seen[(differ, started)] = seen.get((differ, started), 0) + 1
+
+    adaptive = split_prior("adaptive", 16)
+    for seed in range(8):
+        splits: Literal["leaning", "half"] = "leaning" if seed % 2 else "half"
+        play_hidden_game(seed, 1 + seed % 4, splits=splits, prior=adaptive, on_view=check)
+    assert seen.get((True, not hedge_endgame), 0) > 0  # a position whose worlds differ
+    assert seen.get((False, True), 0) > 0  # and one whose worlds are the same
