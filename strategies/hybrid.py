@@ -262,12 +262,6 @@ class HybridParams(StrategyParams, MctsParams):
         description="hedge_model: the least posterior weight of the model for a seat's "
         "counts to follow it in the hedge world (below it, the seat's mean counts)",
     )
-    hedge_endgame: bool = Field(
-        False,
-        description="hedge_model: in the endgame too, where the hedge world differs from "
-        "the mean world, search the two side by side instead of starting the solver in "
-        "the mean world (its proofs hold in the mean world's counts only)",
-    )
     # evaluation
     w_potential: float = Field(1.2, description="value of a cell movable sheep can still take")
     w_waste: float = Field(1.0, description="cost of a sheep stuck on a dead stack")
@@ -552,16 +546,11 @@ class HybridStrategy(Strategy):
         (``Belief.likely_worlds``); else with ``hedge_model`` (the default), the mean
         world's counts and the hedge world's (``Belief.hedge_counts``) where they
         differ. Otherwise none: the mean world is searched alone. None in the endgame
-        either, where the solver plays in the mean world; with ``hedge_endgame`` the hedge
-        world is searched there too, where it differs (and the solver then does not start).
-        """
+        either, where the solver plays in the mean world."""
         p, belief = self.params, self.belief
-        if belief is None or p.hidden != "mean":
+        if belief is None or p.hidden != "mean" or self._endgame(work):
             return []
-        endgame = self._endgame(work)
-        if endgame and not p.hedge_endgame:
-            return []
-        if p.likely_worlds > 1 and not endgame:
+        if p.likely_worlds > 1:
             found = belief.likely_worlds(state, p.likely_worlds, p.likely_ratio)
             if len(found) > 1:
                 return [counts for _, counts in found]
