@@ -42,7 +42,7 @@ import time
 from collections.abc import Callable
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from state.belief import (
     Belief,
@@ -130,6 +130,10 @@ def _split_model(kind: str, max_count: int, valued: bool = False) -> SplitPrior:
     if kind == "mixed":
         pairs += [(n, m) for n in sizes for m in range(1, n) for _ in range(3)]
     return SplitPrior.fit(pairs, max_count)
+
+
+HedgeModel = Literal["half", "three", "uniform"]
+"""A split model of the adaptive prior that a hedge world may follow (``hedge_model``)."""
 
 
 class HybridParams(StrategyParams, MctsParams):
@@ -248,12 +252,14 @@ class HybridParams(StrategyParams, MctsParams):
         description="likely_worlds: the least weight of a searched world against the "
         "likeliest one's",
     )
-    hedge_model: Literal["none", "half", "three", "uniform"] = Field(
-        "three",
-        description="game 3 with hidden=mean: beside the mean world, search the world of "
-        "the other seats' counts were each that may follow this split model of the "
-        "adaptive prior to follow it alone (Belief.hedge_counts), a compiled tree each, "
-        'merged at the root (none: the mean world alone; README, issue 17, "Stop 86")',
+    hedge_model: tuple[HedgeModel, ...] = Field(
+        ("three",),
+        description="game 3 with hidden=mean: beside the mean world, for each split model "
+        "named, search the world of the other seats' counts were each that may follow that "
+        "model of the adaptive prior to follow it alone (Belief.hedge_counts), a compiled "
+        "tree each, merged at the root; worlds that are the same are searched once (a "
+        "comma-separated list on the command line; none: the mean world alone; README, "
+        'issue 17, "Stop 86" and "Stop 89")',
     )
     hedge_weight: float = Field(
         0.1,
@@ -262,6 +268,21 @@ class HybridParams(StrategyParams, MctsParams):
         description="hedge_model: the least posterior weight of the model for a seat's "
         "counts to follow it in the hedge world (below it, the seat's mean counts)",
     )
+
+    @field_validator("hedge_model", mode="before")
+    @classmethod
+    def _models_from_text(cls, value: object) -> object:
+        """``--param hedge_model=three,uniform`` arrives as one string, and a parameter
+        file may name one model alone; ``none`` (or nothing) is no hedge world."""
+        if isinstance(value, str):
+            value = tuple(v.strip() for v in value.split(",") if v.strip())
+        if isinstance(value, (list, tuple)):
+            if len(set(value)) != len(value):
+                raise ValueError(f"hedge_model names a model twice: {', '.join(value)}")
+            if list(value) == ["none"]:
+                return ()
+        return value
+
     # evaluation
     w_potential: float = Field(1.2, description="value of a cell movable sheep can still take")
     w_waste: float = Field(1.0, description="cost of a sheep stuck on a dead stack")
@@ -524,7 +545,7 @@ class HybridStrategy(Strategy):
         budget.info.clear()
         worlds = work is not state and p.hidden == "belief" and self.belief is not None
         side = self._side_worlds(state, work)
-        if self.belief is not None and (p.likely_worlds > 1 or p.hedge_model != "none"):
+        if self.belief is not None and (p.likely_worlds > 1 or p.hedge_model):
             budget.info["worlds"] = float(max(1, len(side)))
         if self.pool is None:
             return self._search(state, work, budget, stop_at, start, worlds, side)
@@ -544,9 +565,10 @@ class HybridStrategy(Strategy):
         ``likely_worlds`` > 1, the hidden counts of the likeliest explanations of the
         other seats' moves where two or more are about as likely
         (``Belief.likely_worlds``); else with ``hedge_model`` (the default), the mean
-        world's counts and the hedge world's (``Belief.hedge_counts``) where they
-        differ. Otherwise none: the mean world is searched alone. None in the endgame
-        either, where the solver plays in the mean world."""
+        world's counts and each hedge world's (``Belief.hedge_counts``, one a model
+        named) that differs from those before it. Otherwise none: the mean world is
+        searched alone. None in the endgame either, where the solver plays in the mean
+        world."""
         p, belief = self.params, self.belief
         if belief is None or p.hidden != "mean" or self._endgame(work):
             return []
@@ -554,11 +576,14 @@ class HybridStrategy(Strategy):
             found = belief.likely_worlds(state, p.likely_worlds, p.likely_ratio)
             if len(found) > 1:
                 return [counts for _, counts in found]
-        if p.hedge_model != "none":
-            hedge = belief.hedge_counts(state, p.hedge_model, p.hedge_weight)
-            mean = {c: work.sheep[c] for c in hedge}  # ``work`` is the mean world
-            return [mean, hedge] if hedge != mean else []
-        return []
+        side: list[dict[int, int]] = []
+        for model in p.hedge_model:
+            hedge = belief.hedge_counts(state, model, p.hedge_weight)
+            if not side:
+                side.append({c: work.sheep[c] for c in hedge})  # ``work`` is the mean world
+            if hedge not in side:
+                side.append(hedge)
+        return side if len(side) > 1 else []
 
     def _share_worlds(
         self, work: GameState, side: list[dict[int, int]], budget: Budget, stop_at: float

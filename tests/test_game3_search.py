@@ -616,11 +616,13 @@ def test_endgame_trust_starts_the_solver_against_half_splitters_only(
 
 
 @pytest.mark.skipif(not fast_available(), reason="numba is not installed")
-def test_the_hedge_world_is_searched_beside_the_mean_world() -> None:
+@pytest.mark.parametrize("models", ["three", "three,uniform"])
+def test_the_hedge_worlds_are_searched_beside_the_mean_world(models: str) -> None:
     """``hedge_model=three`` (the default), in games of seats that split 1, half or all
-    but one by the room: where the three-size world differs from the mean world the main strategy
-    searches both (``worlds`` 2 in its figures), else the mean world alone (1); it plays
-    a legal move of the truth and leaves the view as it was."""
+    but one by the room: where the three-size world differs from the mean world the main
+    strategy searches both (``worlds`` 2 in its figures), else the mean world alone (1).
+    With a second model (``three,uniform``) its world is searched too where it differs
+    from both (3). It plays a legal move of the truth and leaves the view as it was."""
     wait_warm(None)
     searched: dict[int, int] = {}
     adaptive = split_prior("adaptive", 16)
@@ -628,17 +630,24 @@ def test_the_hedge_world_is_searched_beside_the_mean_world() -> None:
     def check(view: GameState, belief: Belief, truth: GameState) -> None:
         if view.placing or not view.slides() or view.to_move != belief.viewer:
             return
-        strategy = HybridStrategy({"seed": 1, "max_iterations": 400, "hedge_model": "three"})
+        strategy = HybridStrategy({"seed": 1, "max_iterations": 400, "hedge_model": models})
         strategy.new_game(SETTING, belief.viewer)
         strategy.belief = belief
-        differ = belief.hedge_counts(view, "three", 0.1) != belief.mean_counts(view)
-        expected = 2 if differ and not strategy._endgame(belief.mean_world(view)) else 1
+        distinct = [belief.mean_counts(view)]
+        for model in models.split(","):
+            counts = belief.hedge_counts(view, model, 0.1)
+            if counts not in distinct:
+                distinct.append(counts)
+        endgame = strategy._endgame(belief.mean_world(view))
+        expected = 1 if endgame else len(distinct)
         assert worlds_searched(strategy, view, truth) == expected
         searched[expected] = searched.get(expected, 0) + 1
 
     for seed in range(2):
         play_hidden_game(seed, 2 + seed, splits="leaning", prior=adaptive, on_view=check)
     assert searched.get(1, 0) > 0 and searched.get(2, 0) > 0
+    if "," in models:
+        assert searched.get(3, 0) > 0
 
 
 @pytest.mark.skipif(not fast_available(), reason="numba is not installed")
