@@ -11,6 +11,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -213,3 +214,48 @@ def test_dask_cluster_started_by_the_test_plays_the_same_games(
     finally:
         client.close()
         cluster.close()
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and has not ended (a zombie waits only to be reaped)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+def test_a_killed_run_leaves_no_worker_behind(tmp_path: Path) -> None:
+    """The process that started a ``LocalRunner`` is killed outright (SIGKILL, no
+    ``close()``): its worker processes end by themselves instead of waiting on their call
+    queue for ever."""
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import os, time\n"
+        "from tournament.runner import LocalRunner\n"
+        "if __name__ == '__main__':\n"
+        "    runner = LocalRunner(2)\n"
+        "    pids = {runner.pool.submit(os.getpid).result() for _ in range(8)}\n"
+        "    print(*sorted(pids), flush=True)\n"
+        "    time.sleep(600)\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.Popen(
+        [sys.executable, str(script)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
+    try:
+        assert proc.stdout is not None
+        workers = [int(pid) for pid in proc.stdout.readline().split()]
+        assert workers and all(_running(pid) for pid in workers)
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    give_up = time.monotonic() + 60  # a bound on the wait, not a measure of speed
+    while any(_running(pid) for pid in workers) and time.monotonic() < give_up:
+        time.sleep(0.1)
+    assert not any(_running(pid) for pid in workers)

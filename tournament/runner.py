@@ -23,7 +23,9 @@ import asyncio
 import importlib
 import logging
 import multiprocessing
+import multiprocessing.connection
 import os
+import threading
 import uuid
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -116,18 +118,40 @@ def default_jobs() -> int:
     return os.cpu_count() or 1
 
 
+def _end_with_parent() -> None:
+    """A pool worker's initializer: the worker ends as soon as the process that started
+    the pool does. A ``bench strength``, ``match`` or ``tournament`` killed by a signal
+    (no ``close()``) would otherwise leave each worker playing its game on, then
+    waiting on its call queue for ever."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+    sentinel = parent.sentinel
+
+    def watch() -> None:
+        multiprocessing.connection.wait([sentinel])
+        os._exit(1)  # the results have nowhere to go
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 class LocalRunner:
     """Worker processes on this machine; at most ``jobs`` games at a time.
 
     Tasks are submitted lazily (twice as many as workers in flight) so that a
-    stopped run (SPRT verdict, Ctrl-C) leaves few games to cancel.
+    stopped run (SPRT verdict, Ctrl-C) leaves few games to cancel. A worker ends with
+    the process that started it (``_end_with_parent``), even when that one is killed.
     """
 
     def __init__(self, jobs: int) -> None:
         self.jobs = max(1, jobs)
         # forkserver: a worker must not inherit the parent's threads (rich's refresher).
         method = "forkserver" if os.name == "posix" else "spawn"
-        self.pool = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context(method))
+        self.pool = ProcessPoolExecutor(
+            self.jobs,
+            mp_context=multiprocessing.get_context(method),
+            initializer=_end_with_parent,
+        )
 
     def results(self, tasks: Iterable[GameTask]) -> Iterator[GameResult]:
         pending: set[Future[GameResult]] = set()
