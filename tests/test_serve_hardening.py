@@ -32,7 +32,7 @@ from arena.results import read_results
 from arena.viewer import server as viewer_server
 from arena.viewer.server import MAX_REPLAY_BYTES, ViewerServer
 from tests.arena_support import TEMPLATE, check_game, play_template_game, template_command
-from tests.cli_support import BATTLESHEEP
+from tests.cli_support import BATTLESHEEP, alive, eventually_dead
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -231,23 +231,6 @@ os.replace(sys.argv[1] + ".tmp", sys.argv[1])
 time.sleep(600)
 """
 """A player that ignores SIGTERM and SIGHUP, never connects, and has a child of its own."""
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie waiting for its reaper does not count)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def eventually_dead(pids: list[int], timeout: float) -> list[int]:
-    """The pids still alive after waiting up to ``timeout`` seconds for them to end."""
-    deadline = time.monotonic() + timeout
-    while (left := [p for p in pids if alive(p)]) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return left
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to look at pids")

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from arena.results import GameResult
-from tests.cli_support import BATTLESHEEP, battlesheep
+from tests.cli_support import BATTLESHEEP, alive, battlesheep, eventually_dead
 from tournament.entrants import parse_entrants
 from tournament.run import Tournament, read_results_file
 from tournament.runner import LocalRunner
@@ -216,15 +216,6 @@ def test_dask_cluster_started_by_the_test_plays_the_same_games(
         cluster.close()
 
 
-def _running(pid: int) -> bool:
-    """Whether process ``pid`` exists and has not ended (a zombie waits only to be reaped)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
 def test_a_killed_run_leaves_no_worker_behind(tmp_path: Path) -> None:
     """The process that started a ``LocalRunner`` is killed outright (SIGKILL, no
@@ -251,11 +242,8 @@ def test_a_killed_run_leaves_no_worker_behind(tmp_path: Path) -> None:
     try:
         assert proc.stdout is not None
         workers = [int(pid) for pid in proc.stdout.readline().split()]
-        assert workers and all(_running(pid) for pid in workers)
+        assert workers and all(alive(pid) for pid in workers)
     finally:
         proc.kill()
         proc.wait(timeout=30)
-    give_up = time.monotonic() + 60  # a bound on the wait, not a measure of speed
-    while any(_running(pid) for pid in workers) and time.monotonic() < give_up:
-        time.sleep(0.1)
-    assert not any(_running(pid) for pid in workers)
+    assert eventually_dead(workers, 60) == []  # a bound on the wait, not a measure of speed
