@@ -31,6 +31,15 @@ class StrategyParams(BaseModel):
     seed: int | None = None
 
 
+def listed(value: object) -> object:
+    """A list-valued parameter as ``--param key=a,b,c`` gives it (one string): the
+    comma-separated items, stripped, empty ones dropped; any other value as it is (a
+    parameter file's list). For the parameter's own before-validator."""
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    return value
+
+
 class ConfigError(ValueError):
     """Bad user configuration (a parameter file, an input file, an option, a seat or entrant
     spec); the message names where it comes from and the key at fault. Every command ends

@@ -57,7 +57,7 @@ from state.game import GameState, Move
 from state.observe import Action, IngestReport
 from state.settings import GameSetting
 from strategies.alphabeta import AlphaBeta
-from strategies.base import Budget, Strategy, StrategyParams
+from strategies.base import Budget, Strategy, StrategyParams, listed
 from strategies.common import EvalWeights, area_split, determinize, score_rewards, slide_key
 from strategies.kernel import PlayoutPolicy, ready_kernel, warm_up
 from strategies.mcts import Mcts, MctsParams, in_turn
@@ -274,8 +274,7 @@ class HybridParams(StrategyParams, MctsParams):
     def _models_from_text(cls, value: object) -> object:
         """``--param hedge_model=three,uniform`` arrives as one string, and a parameter
         file may name one model alone; ``none`` (or nothing) is no hedge world."""
-        if isinstance(value, str):
-            value = tuple(v.strip() for v in value.split(",") if v.strip())
+        value = listed(value)
         if isinstance(value, (list, tuple)):
             if len(set(value)) != len(value):
                 raise ValueError(f"hedge_model names a model twice: {', '.join(value)}")

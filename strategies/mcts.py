@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from state.game import UNKNOWN, GameState, Move
-from strategies.base import Budget
+from strategies.base import Budget, listed
 from strategies.common import (
     KEY_WEIGHTS,
     PRIOR_TERMS,
@@ -296,8 +296,7 @@ class MctsParams(BaseModel):
     def _weights_from_text(cls, value: object, info: ValidationInfo) -> object:
         """``--param prior_weights=1,-1.5,...`` arrives as one string; one weight a
         term (``prior_weights_other`` may also be empty)."""
-        if isinstance(value, str):
-            value = tuple(v.strip() for v in value.split(",") if v.strip())
+        value = listed(value)
         other = info.field_name == "prior_weights_other"
         if (
             isinstance(value, (list, tuple))
