@@ -575,11 +575,11 @@ class HybridStrategy(Strategy):
             found = belief.likely_worlds(state, p.likely_worlds, p.likely_ratio)
             if len(found) > 1:
                 return [counts for _, counts in found]
-        side: list[dict[int, int]] = []
-        for model in p.hedge_model:
-            hedge = belief.hedge_counts(state, model, p.hedge_weight)
-            if not side:
-                side.append({c: work.sheep[c] for c in hedge})  # ``work`` is the mean world
+        hedges = [belief.hedge_counts(state, m, p.hedge_weight) for m in p.hedge_model]
+        if not hedges:
+            return []
+        side = [{c: work.sheep[c] for c in hedges[0]}]  # ``work`` is the mean world
+        for hedge in hedges:
             if hedge not in side:
                 side.append(hedge)
         return side if len(side) > 1 else []
