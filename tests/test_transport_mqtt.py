@@ -253,8 +253,17 @@ async def test_a_player_moves_only_its_own_seat(
         record, result = await arena.result()
         # Under load the forger may still be working through the game's boards: keep the
         # arena listening until its forged moves have reached it (refused even after the
-        # game: the seat's session is not the forger's).
-        await wait_for(lambda: sent.count("move") >= 2 and "not the seated one" in caplog.text)
+        # game: the seat's session is not the forger's). A forger that ended before that
+        # failed: its own error is raised below, not a timeout that hides it.
+        await wait_for(
+            lambda: (
+                forger.done() or (sent.count("move") >= 2 and "not the seated one" in caplog.text)
+            ),
+            timeout=30,
+        )
+        if forger.done():
+            forger.result()  # raises what ended it early
+            raise AssertionError(f"the forger ended after sending only {sent}")
         stop.set()
         # The forger is the test's own client, not what is tested: under a full suite's load
         # it once did not end before the test's timeout (not in aiomqtt's exit, which gives
