@@ -565,7 +565,7 @@ class SeatBelief:
     tree of its own, and the ``hypotheses`` most likely trees are kept. With one (the
     main strategy's default, ``belief_hypotheses``), the stack of the highest mean count
     is taken as the source. More trees know half-splitting seats better and did not
-    play measurably better (README, issue 17, "Which stack moved"). A model of the
+    play measurably better (docs/strength.md, "Which stack moved"). A model of the
     seat's choice of stack (``move``'s ``odds``) orders the candidates instead and
     weighs each tree by the choices it made (``SplitTree.choice``).
     """
@@ -683,7 +683,7 @@ class SeatBelief:
     def means(self) -> dict[int, float]:
         """Each stack's expected count in the most likely tree (``best``): where the
         sources are in doubt, the trees' weighted means would blur two stacks of 8 and
-        4 into two of 6 (README, issue 17, stop 55)."""
+        4 into two of 6 (docs/strength.md, stop 55)."""
         return self.best.means()
 
     def marginals(self) -> dict[int, list[float]]:
@@ -833,7 +833,7 @@ class Belief:
         (``median_counts``). Where a stack's posterior has two humps (a seat that
         splits off one sheep or all but one, as ``flatmc`` does, or which of two
         halves moved is in doubt), its mean is neither; the median world takes the
-        likelier side (``hybrid``'s ``hidden=median``; measured: README, issue 17,
+        likelier side (``hybrid``'s ``hidden=median``; measured: docs/strength.md,
         stop 73). Stacks the belief never saw made take the reference's guess, as in
         ``mean_world``."""
         return state.with_counts(_whole_counts(state, self.marginals(), median_counts))

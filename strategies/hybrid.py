@@ -77,7 +77,7 @@ the way to the server, ``client.clock``)."""
 ADAPTIVE_SPLITS = (("half", 0.5), ("three", 0.25), ("uniform", 0.25))
 """The split models of ``split_prior="adaptive"`` with their prior weights. ``leaning``
 in the place of ``three`` gave a slightly smaller belief error on ``flatmc`` and
-``uct`` and no gain in points (README, issue 17): not adopted."""
+``uct`` and no gain in points (docs/strength.md): not adopted."""
 
 LEANING_SHARES = {
     -2: (0.69, 0.15, 0.15),
@@ -180,8 +180,8 @@ class HybridParams(StrategyParams, MctsParams):
         le=1,
         description="game 3: start the solver only when every other seat that can still "
         "move splits in half with at least this posterior weight of the belief's half "
-        "model (its proofs hold in the mean world's counts only; 0: always; README, "
-        'issue 17, "Stop 71")',
+        "model (its proofs hold in the mean world's counts only; 0: always; docs/strength.md, "
+        '"Stop 71")',
     )
     # MCTS part: the fields of MctsParams (c_puct, playout, margin...), and
     team_margin: float = Field(
@@ -258,8 +258,8 @@ class HybridParams(StrategyParams, MctsParams):
         "named, search the world of the other seats' counts were each that may follow that "
         "model of the adaptive prior to follow it alone (Belief.hedge_counts), a compiled "
         "tree each, merged at the root; worlds that are the same are searched once (a "
-        "comma-separated list on the command line; none: the mean world alone; README, "
-        'issue 17, "Stop 86" and "Stop 89")',
+        "comma-separated list on the command line; none: the mean world alone; docs/strength.md, "
+        '"Stop 86" and "Stop 89")',
     )
     hedge_weight: float = Field(
         0.1,
@@ -309,8 +309,8 @@ def source_odds(
     mean world just before the move (``report.positions``), each candidate's visits to
     the slide onto the new cell, plus a half, to the power ``SOURCE_TEMPER``. Offline, on
     stop 52's recorded games, the most visited candidate was the true source of 70% of
-    ``uct``'s moves in doubt and 74% of ``flatmc``'s, where chance gives 47-49% (README,
-    issue 17, stop 56)."""
+    ``uct``'s moves in doubt and 74% of ``flatmc``'s, where chance gives 47-49% (docs/strength.md,
+    stop 56)."""
 
     def odds(index: int, action: Action) -> dict[int, float] | None:
         before = report.positions.get(index)
@@ -331,7 +331,7 @@ def source_odds(
 SPLIT_SHARPNESS = 25.0
 """``split_shares``: each size's share is exp(this times its mean reward to the mover),
 normalised (offline, on stop 52's recorded ``flatmc`` games, 20-40 scored the chosen
-sizes best: README, issue 17, stop 57)."""
+sizes best: docs/strength.md, stop 57)."""
 
 SPLIT_TIME = 0.03
 """``split_shares``: seconds at most of playouts per candidate source of a move, whatever
@@ -679,7 +679,7 @@ class HybridStrategy(Strategy):
         walled-in stacks too, by default), a paranoid alpha-beta to the end of the game
         for ``endgame_fraction`` of the span; the move if it proved the result (with
         ``endgame_play=first``, only a first place), else None. Neither alternative to
-        the defaults gave anything measurable (README, stops 49 and 50)."""
+        the defaults gave anything measurable (docs/strength.md, stops 49 and 50)."""
         p = self.params
         if not self._endgame(work):
             return None

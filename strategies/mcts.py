@@ -123,8 +123,8 @@ class MctsParams(BaseModel):
         0.0,
         ge=0,
         description=(
-            "PUCT exploration at the other seats' nodes (0: c_puct there too; README, "
-            'issue 17, "The other seats searched wider")'
+            "PUCT exploration at the other seats' nodes (0: c_puct there too; docs/strength.md, "
+            '"The other seats searched wider")'
         ),
     )
     c_split: float = Field(0.5, gt=0, description="UCB1 exploration among split sizes")
@@ -134,8 +134,8 @@ class MctsParams(BaseModel):
         le=1,
         description=(
             "share of a visited slide's value in the tree policy taken from the mean of its "
-            "most visited split instead of the slide's mean over every split tried (README, "
-            'issue 17, "Stop 62")'
+            "most visited split instead of the slide's mean over every split tried "
+            '(docs/strength.md, "Stop 62")'
         ),
     )
     # "heuristic": epsilon-greedy slides, area-guess splits; "heuristic-random": the
@@ -154,7 +154,7 @@ class MctsParams(BaseModel):
         ge=0,
         description=(
             "first-play urgency reduction at the other seats' nodes "
-            '(README, issue 17, "First-play urgency")'
+            '(docs/strength.md, "First-play urgency")'
         ),
     )
     margin: float = Field(0.05, ge=0, description="score-margin weight in rewards")
@@ -164,7 +164,7 @@ class MctsParams(BaseModel):
         ge=0,
         description=(
             "softmax temperature of priors at the other seats' nodes (0: prior_temperature "
-            'there too; README, issue 17, "How greedily the other seats play")'
+            'there too; docs/strength.md, "How greedily the other seats play")'
         ),
     )
     prior_weights: tuple[float, ...] = Field(
@@ -230,8 +230,8 @@ class MctsParams(BaseModel):
         True,
         description=(
             "tree=compiled: the playouts' greedy moves take the cell with the best mean "
-            "reward learned in this search (MAST) instead of the most room (README, "
-            'issue 17, "MAST")'
+            "reward learned in this search (MAST) instead of the most room (docs/strength.md, "
+            '"MAST")'
         ),
     )
     nst: bool = Field(
@@ -240,14 +240,14 @@ class MctsParams(BaseModel):
             "tree=compiled with mast: the playouts' greedy moves value a cell by its "
             "learned value averaged with its value after the cell the move before took, "
             "once that pair has 7 visits (the N-gram selection technique; README, "
-            '"The compiled tree", and its measures under issue 17, "Stop 79" and "Stop 80")'
+            '"The compiled tree"; measured: docs/strength.md, "Stop 79" and "Stop 80")'
         ),
     )
     nst_context: Literal["last", "own"] = Field(
         "last",
         description=(
             "with nst: the move a cell is valued after, the last slide by any seat "
-            '(last) or the mover\'s own last slide (own; README, issue 17, "Stop 81")'
+            '(last) or the mover\'s own last slide (own; docs/strength.md, "Stop 81")'
         ),
     )
     mast_visits: float = Field(
@@ -265,7 +265,7 @@ class MctsParams(BaseModel):
         description=(
             "tree=compiled with mast: each seat's learned cell values go on into the "
             "game's next search, each worth at most this many visits there (0: "
-            'learned afresh every search; README, issue 17, "MAST carried")'
+            'learned afresh every search; docs/strength.md, "MAST carried")'
         ),
     )
     halving: int = Field(
@@ -276,7 +276,7 @@ class MctsParams(BaseModel):
             "tree=compiled: after halving_start of the search, the root's this many most "
             "visited slides share the rest by sequential halving, the best mean kept "
             "(0: PUCT at the root to the end; with workers, the merged visits decide; "
-            'README, issue 17, "Stop 69")'
+            'docs/strength.md, "Stop 69")'
         ),
     )
     halving_start: float = Field(
