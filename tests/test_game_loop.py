@@ -264,6 +264,26 @@ def test_strength_summary_says_what_the_cells_lost_by_being_split() -> None:
     assert figures["points_per_game"] == 3.0
 
 
+def test_strength_summary_says_how_often_the_score_hit_its_ceiling() -> None:
+    # Game 1's ceiling is 32 (16 cells in one region). In the first game the measured
+    # seat (1) and a seat of the field (3) both reach it and share first place; in the
+    # second the measured seat (now 2) reaches it alone; in the third nobody does.
+    def game(seats: list[int], scores: list[int], points: list[float]) -> GameResult:
+        result = _result(seats, points, game=1)
+        return result.model_copy(update={"scores": scores})
+
+    results = [
+        game([0, 1, 1, 1], [32, 20, 32, 17], [4.0, 2.0, 4.0, 1.0]),
+        game([1, 0, 1, 1], [31, 32, 25, 17], [3.0, 5.0, 2.0, 1.0]),
+        game([1, 1, 0, 1], [31, 25, 30, 17], [5.0, 2.0, 3.0, 1.0]),
+    ]
+    figures = summarize(results, 1)
+    assert figures["perfect_share"] == pytest.approx(2 / 3)
+    assert figures["field_perfect_share"] == pytest.approx(1 / 3)
+    # First alone only in the second game: the first shared it, the third was second.
+    assert figures["first_alone_share"] == pytest.approx(1 / 3)
+
+
 def _figures(stdout: str) -> dict[str, str]:
     return dict(line.split("=") for line in stdout.splitlines() if "=" in line)
 
