@@ -237,22 +237,23 @@ def _regions(results: Sequence[GameResult], seats: Sequence[int]) -> dict[str, f
     for result, seat in zip(results, seats, strict=True):
         owned = [sum(row.count(p) for row in result.final_map) for p in PLAYERS]
         lost = [region_value(owned[i]) - result.exact_scores[i] for i in range(len(owned))]
+        field = field_seats(result)
         cells.append(owned[seat])
         loss.append(lost[seat])
-        for s in field_seats(result):
+        for s in field:
             field_cells.append(owned[s])
             field_loss.append(lost[s])
-        scores = [float(x) for x in result.scores]
-        for s in measured_seats(result):
-            scores[s] = float(round(region_value(owned[s])))
         setting = get_setting(result.game)
-        ranked = ranked_results(setting, scores)
-        whole.append(tournament_points(ranked)[seat])
         ceiling = round(region_value(setting.sheep))
         perfect.append(float(result.scores[seat] == ceiling))
-        field_perfect.append(float(any(result.scores[s] == ceiling for s in field_seats(result))))
-        actual = ranked_results(setting, [float(x) for x in result.scores])
-        alone.append(float(all(actual[s] < actual[seat] for s in field_seats(result))))
+        field_perfect.append(float(any(result.scores[s] == ceiling for s in field)))
+        scores = [float(x) for x in result.scores]
+        actual = ranked_results(setting, scores)
+        alone.append(float(all(actual[s] < actual[seat] for s in field)))
+        for s in measured_seats(result):
+            scores[s] = float(round(region_value(owned[s])))
+        ranked = ranked_results(setting, scores)
+        whole.append(tournament_points(ranked)[seat])
 
     def mean(values: list[float]) -> float:
         return sum(values) / max(1, len(values))
