@@ -64,7 +64,7 @@ from strategies.mcts import Mcts, MctsParams, in_turn
 from strategies.mcts_tree import softmax
 from strategies.opponents import OpponentModel
 from strategies.parallel import SearchPool, merged_best, root_stats, worker_count
-from strategies.placement import PlacementModel, choose_placement
+from strategies.placement import choose_placement
 
 log = logging.getLogger(__name__)
 
@@ -289,12 +289,6 @@ class HybridParams(StrategyParams, MctsParams):
     # placement
     placement_time_fraction: float = Field(0.9, ge=0, le=1, description="time for playouts")
     placement_candidates: int = Field(6, ge=1, description="cells checked by playouts")
-    placement_others: PlacementModel = Field(
-        "static",
-        description="how the seats after ours place in the placement playouts: on one of "
-        "the three best cells by the static score, or on any cell with the most free "
-        "neighbours, the reference's and the yardsticks' rule (docs/strength.md, \"Stop 93\")",
-    )
 
 
 SOURCE_TEMPER = 0.75
@@ -471,7 +465,6 @@ class HybridStrategy(Strategy):
             p.playout_kernel(),
             PlayoutPolicy(p.epsilon, p.samples, area_split=True),
             self.reward_margin,
-            p.placement_others,
         )
 
     def _move_worlds(

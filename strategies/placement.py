@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Literal
 
 from state.game import GameState
 from state.geometry import FREE
@@ -60,22 +59,6 @@ def static_placement_scores(state: GameState) -> dict[int, float]:
     return out
 
 
-PlacementModel = Literal["static", "most_room"]
-"""How the placement playouts let the seats after ours place: ``static``, on one of the
-three best cells by ``static_placement_scores``; ``most_room``, on any free border cell
-with the most free neighbours (``GameState.most_room``), the rule of the course's
-reference agent and of every yardstick."""
-
-
-def later_placement(state: GameState, rng: random.Random, model: PlacementModel) -> int:
-    """Where the seat to place goes in the placement playouts, by ``model``."""
-    if model == "most_room":
-        return rng.choice(state.most_room(state.initial_positions()))
-    s = static_placement_scores(state)
-    order = sorted(s, key=lambda c: -s[c])
-    return order[rng.randrange(min(3, len(order)))]
-
-
 def choose_placement(
     state: GameState,
     budget: Budget,
@@ -85,10 +68,9 @@ def choose_placement(
     kernel: PlayoutKernel,
     policy: PlayoutPolicy,
     margin: float,
-    others: PlacementModel = "static",
 ) -> int:
     """The placement cell: the static best at once, then playouts from the best
-    ``candidates`` cells (the seats after ours place by ``others``) for
+    ``candidates`` cells (others place by the static score, with some noise) for
     ``time_fraction`` of the remaining time, highest mean reward wins."""
     scores = static_placement_scores(state)
     ranked = sorted(scores, key=lambda c: -scores[c])
@@ -107,7 +89,9 @@ def choose_placement(
             state.place(cell)
             placed = 1
             while state.placing:
-                state.place(later_placement(state, rng, others))
+                s = static_placement_scores(state)
+                order = sorted(s, key=lambda c: -s[c])
+                state.place(order[rng.randrange(min(3, len(order)))])
                 placed += 1
             final = kernel.scores(state, policy, rng)
             total[cell] += score_rewards(state.setting, final, margin)[me - 1]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections import Counter
 from dataclasses import replace
 
 import pytest
@@ -36,7 +35,6 @@ from strategies.hybrid import HybridStrategy
 from strategies.kernel import SPLIT_RULES, fast_available, wait_warm
 from strategies.mcts import COMPILED_CHUNK, COMPILED_OFFER_CHUNKS, Mcts, MctsParams
 from strategies.mcts_tree import Node, softmax
-from strategies.placement import PlacementModel, later_placement, static_placement_scores
 from strategies.registry import STRATEGIES, make_strategy
 from strategies.yardsticks import flat_splits
 from tests.boards import random_play
@@ -177,27 +175,6 @@ def test_placement_is_a_free_border_cell_and_not_the_first() -> None:
         chosen.append(cell)
         state.place(cell)
     assert chosen[0] != state.geometry.border[0] or chosen[1] != state.geometry.border[1]
-
-
-@pytest.mark.parametrize("model", ["static", "most_room"])
-def test_placement_playouts_let_later_seats_place_by_their_model(model: PlacementModel) -> None:
-    """``most_room`` puts a later seat on any of the cells with the most free neighbours
-    and nowhere else (the yardsticks' rule); ``static`` on one of the three best by the
-    static score. Either way the hybrid's placement is a free border cell."""
-    setting = SETTINGS[1]
-    state = GameState(setting, random_geometry(setting, 23))
-    state.place(state.initial_positions()[0])
-    rng = random.Random(5)
-    drawn = Counter(later_placement(state, rng, model) for _ in range(400))
-    if model == "most_room":
-        allowed = set(state.most_room(state.initial_positions()))
-    else:
-        scores = static_placement_scores(state)
-        allowed = set(sorted(scores, key=lambda c: -scores[c])[:3])
-    assert set(drawn) == allowed
-    assert len(allowed) > 1
-    strategy = make_strategy("hybrid", {"seed": 3, "placement_others": model})
-    assert strategy.place(state, Budget.seconds(0.1)) in state.initial_positions()
 
 
 # ------------------------------------------------------------------ alpha-beta
