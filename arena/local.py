@@ -29,7 +29,7 @@ from client.clock import TimeLimits
 from client.session import GameSession
 from protocol import GameOver, InitialMap, MoveReply, PositionReply, ReplyKind, Turn
 from state.settings import PLAYERS, get_setting
-from strategies.base import Strategy
+from strategies.base import ConfigError, Strategy
 from strategies.kernel import wait_warm
 
 log = logging.getLogger(__name__)
@@ -100,15 +100,24 @@ def sessions_for(
     time_limit: float,
     grace: float = GRACE,
     reveal: Collection[int] = (),
+    clocks: Sequence[float] = (),
 ) -> list[GameSession]:
-    """One session per seat whose deadline is ``time_limit`` after each request; the
-    seats in ``reveal`` play game 3 seeing every count (as in game 1)."""
+    """One session per seat whose deadline is ``time_limit`` after each request, or the
+    seat's own clock in ``clocks`` (one per seat: a seat that thinks for less time than
+    the referee allows); the seats in ``reveal`` play game 3 seeing every count (as in
+    game 1)."""
     setting = get_setting(game)
     seen = dataclasses.replace(setting, hidden_counts=False)
-    limits = TimeLimits(time_limit + grace, margin=grace)
+    if clocks and len(clocks) != len(strategies):
+        raise ConfigError(f"{len(clocks)} clocks for {len(strategies)} seats")
+    per_seat = list(clocks) or [time_limit] * len(strategies)
+    if any(not 0 < c <= time_limit for c in per_seat):
+        raise ConfigError(f"the seats' clocks {per_seat} must be positive and at most {time_limit}")
     return [
-        GameSession(seen if seat in reveal else setting, strategy, limits)
-        for seat, strategy in zip(PLAYERS, strategies, strict=True)
+        GameSession(
+            seen if seat in reveal else setting, strategy, TimeLimits(clock + grace, margin=grace)
+        )
+        for seat, strategy, clock in zip(PLAYERS, strategies, per_seat, strict=True)
     ]
 
 
@@ -121,11 +130,13 @@ def play_local(
     listener: GameListener | None = None,
     grace: float = GRACE,
     reveal: Collection[int] = (),
+    clocks: Sequence[float] = (),
 ) -> LocalGame:
     """One game of four strategies on the board of ``seed``, judged by the referee.
 
     ``reveal``: seats that see every count in game 3, a diagnostic (what the hidden
-    counts cost a strategy: ``bench strength --reveal``).
+    counts cost a strategy: ``bench strength --reveal``). ``clocks``: each seat's
+    seconds per move when not ``time_limit``, the referee's limit (``sessions_for``).
 
     The game starts once the compile that its strategies started is done: that is the
     agent's start-up, not part of a game. Without this wait, the first game of a process
@@ -134,7 +145,7 @@ def play_local(
     kernel start no compile, and their games do not wait."""
     if not wait_warm(WARM_TIMEOUT, start=False):
         log.warning("the fast kernel is not compiled after %.0f s: playing on", WARM_TIMEOUT)
-    sessions = sessions_for(game, strategies, time_limit, grace, reveal)
+    sessions = sessions_for(game, strategies, time_limit, grace, reveal, clocks)
     referee = Referee(
         SessionSeats(sessions),
         get_setting(game),

@@ -25,6 +25,12 @@ beside this one: a baseline already there is checked before the first game, and 
 games are read at the end, over those it holds then; one still not there at the end is
 an error (exit 2) after this run's own figures.
 
+With ``--field-time-limit SECONDS`` the field's seats think for that long a move and
+the measured strategy for ``--time-limit``; the referee allows the longer of the two.
+What more (or less) time than the field is worth: paired with a ``--baseline`` run of
+the same field at its own clock (``--time-limit`` the field's, on the same boards), the
+difference is that of the measured strategy's clock alone.
+
 ``battlesheep bench pool RUN... [--baseline BASE ...]`` reports finished runs of one
 setup (on other boards) as one: every figure over all their games, and with a baseline
 for each run the paired differences of all the games as one sample.
@@ -110,6 +116,15 @@ def register_bench(sub: Any) -> None:
         "seat specs joined by ',' (e.g. 'hybrid:ab_fraction=0,uct,uct'); repeatable; default: "
         "the five fields "
         "(game 3: uct; game 4: uct and pair-uct)",
+    )
+    p.add_argument(
+        "--field-time-limit",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds per move of the field's seats (default: --time-limit): the measured "
+        "strategy against a field on another clock, the referee's limit the longer of the "
+        "two; --baseline pairs it with a run of the same field on its own clock",
     )
     p.add_argument(
         "--results",
@@ -418,13 +433,14 @@ def paired_figures(diffs: dict[str, list[float]]) -> dict[str, float]:
     return out
 
 
-def _field_commands(entrants: Sequence[dict[str, Any]]) -> list[list[str]]:
+def _field_commands(entrants: Sequence[dict[str, Any]], clock: bool = False) -> list[list[str]]:
     """The field's commands (every entrant but the measured one) without the interpreter
-    and the clock: what must be equal for two runs to be paired."""
+    and, unless ``clock``, without their clock: what must be equal for two runs to be
+    paired (with the clock: to be pooled as one setup)."""
     out = []
     for entrant in entrants[MEASURED + 1 :]:
         command = list(entrant["command"][1:])
-        if "--time-limit" in command:
+        if "--time-limit" in command and not clock:
             at = command.index("--time-limit")
             del command[at : at + 2]
         out.append([entrant["name"], *command])
@@ -447,13 +463,17 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--resume continues the games kept by --results DIR: give it too")
     name, params = measured_strategy(args)
     measured = builtin_entrant(name, name, params, args.time_limit)
+    field_clock = args.time_limit if args.field_time_limit is None else args.field_time_limit
+    if field_clock <= 0:
+        raise ConfigError(f"--field-time-limit must be positive, not {field_clock:g}")
+    referee_clock = max(args.time_limit, field_clock)
     runner = make_runner(args.jobs, args.cluster or None, args.cluster is not None)
     missing: list[Path] = []
     try:
         for fld in args.field or DEFAULT_FIELDS.get(args.game, list(FIELDS)):
-            entrants, lineup = field_lineup(fld, args.game, measured, args.time_limit)
+            entrants, lineup = field_lineup(fld, args.game, measured, field_clock)
             schedule = Schedule(
-                tuple(entrants), args.game, args.seed, args.time_limit, "field",
+                tuple(entrants), args.game, args.seed, referee_clock, "field",
                 lineup=lineup, local=True, reveal=(MEASURED,) if args.reveal else (),
             )  # fmt: skip
             label = fld.replace(",", "+").replace(":", "_").replace("=", "")
@@ -473,7 +493,10 @@ def run(args: argparse.Namespace) -> int:
                 before = baseline_games(schedule, base_file)
                 figures.update(paired_figures(paired_differences(outcome.results, before)))
             seen = ", every count revealed to it" if args.reveal else ""
-            print(f"# {name} vs {fld}, game {args.game}, {args.time_limit} s per move{seen}")
+            clock = f"{args.time_limit} s per move"
+            if field_clock != args.time_limit:
+                clock += f" (the field {field_clock} s)"
+            print(f"# {name} vs {fld}, game {args.game}, {clock}{seen}")
             print_figures({f"{label}.{k}": v for k, v in figures.items()})
             if outcome.interrupted:
                 kept = f": the games are in {path}, --resume plays the rest" if path else ""
@@ -529,9 +552,12 @@ def run_pool(args: argparse.Namespace) -> int:
                 )
         if header["entrants"][MEASURED]["command"][1:] != measured:
             raise ConfigError(f"run {path} measured another setup than run {first_path}")
-        theirs, ours = _field_commands(header["entrants"]), _field_commands(first["entrants"])
-        if theirs != ours:
-            raise ConfigError(f"run {path} was played against another field than run {first_path}")
+        theirs = _field_commands(header["entrants"], clock=True)
+        if theirs != _field_commands(first["entrants"], clock=True):
+            raise ConfigError(
+                f"run {path} was played against another field (or the field on another "
+                f"clock) than run {first_path}"
+            )
     figures: dict[str, float] = {}
     diffs: dict[str, list[float]] = {}  # paired_differences' names, every run's games
     for k, (path, header, games) in enumerate(runs, start=1):

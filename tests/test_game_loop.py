@@ -118,6 +118,63 @@ def test_revealed_entrants_are_the_seats_they_sit_in_each_game() -> None:
     assert proc.returncode == 2 and "game 1 hides none" in proc.stderr
 
 
+class Granted(RandomStrategy):
+    """Plays at random and keeps the seconds each choice was granted."""
+
+    name = "granted"
+
+    def __init__(self, params: Any = None) -> None:
+        super().__init__(params)
+        self.grants: list[float] = []
+
+    def place(self, state: GameState, budget: Budget) -> int:
+        self.grants.append(budget.deadline - budget.started)
+        return super().place(state, budget)
+
+    def move(self, state: GameState, budget: Budget) -> Move | None:
+        self.grants.append(budget.deadline - budget.started)
+        return super().move(state, budget)
+
+
+def test_in_process_seats_think_by_their_own_clocks_under_the_referees_limit() -> None:
+    from strategies.base import ConfigError
+
+    seats = [Granted({"seed": k}) for k in range(4)]
+    played = play_local(1, 7, seats, 1.0, clocks=(1.0, 0.2, 0.2, 0.2))
+    assert played.record.state.is_terminal()
+    assert [s.late + s.illegal for s in played.record.stats] == [0, 0, 0, 0]
+    # A grant is counted from when the choice began, so it is never above the clock; the
+    # long seat was granted more than the short clock at least once in its many choices.
+    assert all(0 < g <= 0.2 for seat in seats[1:] for g in seat.grants)
+    assert len(seats[0].grants) > 3 and max(seats[0].grants) > 0.2
+    # A seat may not think for longer than the referee allows, nor for no time.
+    for clocks in [(1.0, 2.0, 1.0, 1.0), (1.0, 0.0, 1.0, 1.0), (1.0, 1.0)]:
+        with pytest.raises(ConfigError):
+            play_local(1, 7, players("random", "random", "random", "random"), 1.0, clocks=clocks)
+
+
+def test_a_field_clock_reaches_the_tasks_of_in_process_games_only() -> None:
+    from dataclasses import replace
+
+    from strategies.base import ConfigError
+
+    measured = builtin_entrant("greedy", "greedy", {}, 3.0)
+    entrants, lineup = field_lineup("random,random,random", 1, measured, 1.0)
+    schedule = Schedule(tuple(entrants), 1, 1, 3.0, "field", lineup=lineup, local=True)
+    schedule.check()
+    for index in range(4):
+        task = schedule.task(index)
+        assert task.time_limit == 3.0
+        assert task.clocks == tuple(3.0 if e == 0 else 1.0 for e in task.seats)
+        # The field's player commands carry the field's clock too.
+        for e, command in zip(task.seats, task.commands, strict=True):
+            assert command[-2:] == ("--time-limit", "3" if e == 0 else "1")
+    assert replace(schedule, local=False).task(0).clocks == ()
+    slow = builtin_entrant("slow", "greedy", {}, 5.0)
+    with pytest.raises(ConfigError, match="'slow' thinks for 5 s"):
+        replace(schedule, entrants=(*entrants, slow)).check()
+
+
 class Recorder:
     def __init__(self) -> None:
         self.events: list[Event] = []
@@ -499,6 +556,38 @@ def test_bench_pool_reports_runs_on_other_boards_as_one(tmp_path: Path) -> None:
     for text, proc in refused.items():
         assert proc.returncode == 2 and text in proc.stderr, (text, proc.stderr)
         assert "pooled." not in proc.stdout
+
+
+def test_bench_strength_against_a_field_on_another_clock(tmp_path: Path) -> None:
+    """``--field-time-limit``: the field's seats on their own clock, the referee's limit
+    the longer one; paired with a run of the same field at the field's clock (what the
+    measured strategy's extra time is worth), and never pooled with one whose field
+    played on another clock."""
+    argv = ["strength", "--strategy", "greedy", "--field", "random,random,random"]
+    argv += ["--games", "4", "--jobs", "1", "--seed", "3"]
+    base, longer, both = tmp_path / "base", tmp_path / "longer", tmp_path / "both"
+    proc = _bench(*argv, "--time-limit", "0.25", "--results", str(base))
+    assert proc.returncode == 0, proc.stderr
+    proc = _bench(
+        *argv, "--time-limit", "0.5", "--field-time-limit", "0.25",
+        *("--results", str(longer), "--baseline", str(base)),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "0.5 s per move (the field 0.25 s)" in proc.stdout
+    figures = {k.split(".", 1)[1]: float(v) for k, v in _figures(proc.stdout).items()}
+    assert figures["paired_games"] == 4 and figures["late_moves"] == 0
+    name = "game1-random+random+random.jsonl"
+    header = json.loads((longer / name).read_text().splitlines()[0])["tournament"]
+    assert header["time_limit"] == 0.5
+    clocks = [e["command"][-1] for e in header["entrants"]]
+    assert clocks == ["0.5", "0.25"]
+    # The same measured setup against the field at 0.5 s is another setup to pool.
+    proc = _bench(*argv, "--time-limit", "0.5", "--results", str(both))
+    assert proc.returncode == 0, proc.stderr
+    proc = _bench("pool", str(longer), str(both))
+    assert proc.returncode == 2 and "the field on another clock" in proc.stderr
+    proc = _bench(*argv, "--field-time-limit", "0")
+    assert proc.returncode == 2 and "--field-time-limit must be positive" in proc.stderr
 
 
 def refused_bench(*extra: str) -> subprocess.CompletedProcess[str]:

@@ -39,6 +39,10 @@ class Entrant:
     """The built-in strategy of a strategy or parameter-file entrant (None for ``cmd:``):
     such an entrant can also play in-process (``bench strength``)."""
     params: Mapping[str, Any] = field(default_factory=dict)
+    time_limit: float | None = None
+    """The seconds per move a built-in or parameter-file entrant thinks by (its command's
+    ``--time-limit``), which may be shorter than the server's limit (``bench strength
+    --field-time-limit``); None for ``cmd:``: the program keeps its own clock."""
 
 
 def play_command(
@@ -65,7 +69,12 @@ def builtin_entrant(
     except ParameterError as exc:
         raise ConfigError(f"entrant {name!r}: {exc}") from None
     return Entrant(
-        name, play_command(strategy, params, time_limit, margin), None, strategy, dict(params)
+        name,
+        play_command(strategy, params, time_limit, margin),
+        None,
+        strategy,
+        dict(params),
+        time_limit,
     )
 
 
@@ -77,6 +86,7 @@ def file_entrant(path: Path, time_limit: float, name: str | None = None) -> Entr
         None,
         agent.strategy,
         dict(agent.params),
+        time_limit,
     )
 
 

@@ -64,7 +64,13 @@ def _play_local(task: GameTask) -> GameResult:
         strategy = make_strategy(name, params)
         strategies.append(strategy)
     game = play_local(
-        task.game, task.seed, strategies, task.time_limit, task.teams, reveal=task.reveal
+        task.game,
+        task.seed,
+        strategies,
+        task.time_limit,
+        task.teams,
+        reveal=task.reveal,
+        clocks=task.clocks,
     )
     search = [search_figures(moves) for moves in game.figures]
     result = result_of(game.record, task.index, search)

@@ -95,6 +95,10 @@ class GameTask:
     """Where the game's replay file goes (none when empty)."""
     reveal: tuple[int, ...] = ()
     """Seats (1-4) that see every count in game 3 (in-process games only)."""
+    clocks: tuple[float, ...] = ()
+    """Each seat's seconds per move in an in-process game, at most ``time_limit`` (the
+    referee's); empty: ``time_limit`` for every seat. Player processes take theirs from
+    their commands."""
 
 
 def seat_teams(entrants: Sequence[Entrant], seats: Sequence[int]) -> tuple[int, ...]:
@@ -142,6 +146,12 @@ class Schedule:
                 raise ConfigError(f"entrants {commands} are programs: they cannot play in-process")
         elif self.reveal:
             raise ConfigError("revealing the hidden counts needs in-process games (local)")
+        for e in self.entrants:
+            if e.time_limit is not None and e.time_limit > self.time_limit:
+                raise ConfigError(
+                    f"entrant {e.name!r} thinks for {e.time_limit:g} s a move, longer than "
+                    f"the server's limit of {self.time_limit:g} s: every move would be late"
+                )
 
     def task(self, index: int) -> GameTask:
         per_round = self.per_round
@@ -160,7 +170,13 @@ class Schedule:
             strategies=self._strategies(seats) if self.local else None,
             record_dir=self.record_dir,
             reveal=tuple(s for s, e in enumerate(seats, start=1) if e in self.reveal),
+            clocks=self._clocks(seats) if self.local else (),
         )
+
+    def _clocks(self, seats: Sequence[int]) -> tuple[float, ...]:
+        """Each seat's seconds per move: its entrant's clock, else the server's limit."""
+        clocks = (self.entrants[e].time_limit for e in seats)
+        return tuple(self.time_limit if c is None else c for c in clocks)
 
     def _strategies(self, seats: Sequence[int]) -> tuple[tuple[str, dict[str, Any]], ...]:
         out = []
