@@ -463,7 +463,7 @@ class HybridStrategy(Strategy):
             p.placement_time_fraction,
             p.placement_candidates,
             p.playout_kernel(),
-            PlayoutPolicy(p.epsilon, p.samples, area_split=True),
+            PlayoutPolicy(p.epsilon, p.samples, "area"),
             self.reward_margin,
         )
 

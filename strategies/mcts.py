@@ -47,6 +47,7 @@ from strategies.kernel import (
     KernelName,
     PlayoutKernel,
     PlayoutPolicy,
+    SplitMode,
     SplitRuleName,
     compiled_tree_ready,
     ready_kernel,
@@ -74,6 +75,13 @@ WorldSampler = Callable[[random.Random], Mapping[int, int]]
 # Draws a split size for (seat, count of the stack it moves off) in such a world.
 SplitSampler = Callable[[int, int, random.Random], int]
 
+
+PLAYOUT_SPLITS: dict[str, SplitMode] = {
+    "heuristic": "area",
+    "heuristic-random": "random",
+    "heuristic-safe": "safe",
+}
+"""The kernel's split mode of each epsilon-greedy ``MctsParams.playout``."""
 
 COMPILED_CHUNK = 16
 """Iterations of the compiled tree between looks at the clock (about half a
@@ -139,9 +147,11 @@ class MctsParams(BaseModel):
         ),
     )
     # "heuristic": epsilon-greedy slides, area-guess splits; "heuristic-random": the
-    # same slides with uniformly random splits; "random": uniformly random slides and
+    # same slides with uniformly random splits; "heuristic-safe": the same slides with
+    # random splits except one sheep into a dead end and all but one off a stack left
+    # boxed in (PlayoutPolicy.splits "safe"); "random": uniformly random slides and
     # splits (uct's playouts).
-    playout: Literal["heuristic", "heuristic-random", "random"] = Field(
+    playout: Literal["heuristic", "heuristic-random", "heuristic-safe", "random"] = Field(
         "heuristic-random", description="playout policy (see strategies/mcts.py)"
     )
     epsilon: float = Field(0.3, ge=0, le=1, description="random share of playout moves")
@@ -316,8 +326,8 @@ class MctsParams(BaseModel):
         seats = (0, rule, rule, rule, rule)
         if self.playout == "random":
             return PlayoutPolicy(seat_splits=seats, cutoff=self.playout_cutoff)
-        area = self.playout == "heuristic"
-        return PlayoutPolicy(self.epsilon, self.samples, area, seats, self.playout_cutoff)
+        splits = PLAYOUT_SPLITS[self.playout]
+        return PlayoutPolicy(self.epsilon, self.samples, splits, seats, self.playout_cutoff)
 
     def playout_kernel(self) -> PlayoutKernel:
         """The kernel to play out with now (the Python one while the fast one compiles)."""

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from state.boardgen import random_geometry
 from state.game import GameState, Move
-from state.geometry import DIRECTION_KEYS
+from state.geometry import DIRECTION_KEYS, FREE
 from state.playout import random_placement
 from state.scoring import exact_score_of_sizes, flood_region_sizes, flood_scores
 from state.settings import SETTINGS
@@ -52,13 +52,16 @@ needs_fast = pytest.mark.skipif(
 POLICIES = st.sampled_from(
     [
         PlayoutPolicy.uniform(),
-        PlayoutPolicy(0.3, 3, False),
-        PlayoutPolicy(0.3, 3, True),
-        PlayoutPolicy(0.0, 2, True),
+        PlayoutPolicy(0.3, 3, "random"),
+        PlayoutPolicy(0.3, 3, "area"),
+        PlayoutPolicy(0.0, 2, "area"),
+        PlayoutPolicy(0.3, 3, "safe"),
+        PlayoutPolicy(1.0, 1, "safe"),
         # Seats split by learned rules (strategies.opponents), the others as the policy.
-        PlayoutPolicy(0.3, 3, False).with_rules({2: "half", 3: "one"}),
+        PlayoutPolicy(0.3, 3, "random").with_rules({2: "half", 3: "one"}),
+        PlayoutPolicy(0.3, 3, "safe").with_rules({2: "half", 3: "one"}),
         PlayoutPolicy.uniform().with_rules({1: "all-but-one", 4: "half"}),
-        PlayoutPolicy(0.3, 3, True).with_rules({1: "one", 2: "half", 3: "all-but-one"}),
+        PlayoutPolicy(0.3, 3, "area").with_rules({1: "one", 2: "half", 3: "all-but-one"}),
     ]
 )
 
@@ -112,11 +115,30 @@ def replay(state: GameState, trace: Trace, policy: PlayoutPolicy) -> None:
         rule = SPLIT_RULES[policy.seat_splits[state.to_move]]
         if rule != "policy" and count > 2:
             assert split == RULES[rule](count), f"seat {state.to_move} did not split by {rule}"
-        elif policy.area_split and count > 2:
+        elif policy.splits == "area" and count > 2:
             assert split == area_split(state, cell, dst)
+        elif policy.splits == "safe" and count > 2:
+            forced = safe_split(state, cell, dst, count)
+            assert forced is None or split == forced, f"{count} split {split}, not {forced}"
         state.apply(Move(cell, split, direction))
     if trace.finished:
         assert state.is_terminal(), "the kernel stopped before the end"
+
+
+def safe_split(state: GameState, cell: int, dst: int, count: int) -> int | None:
+    """The split the ``safe`` mode must play, from the rules' side: one sheep where the
+    destination has no free neighbour along any ray once taken, all but one where the
+    source is left with none; None where any size may be drawn."""
+    rays = state.geometry.rays
+
+    def room(c: int) -> int:
+        return sum(1 for ray in rays[c] if ray and ray[0] != dst and state.owner[ray[0]] == FREE)
+
+    if room(dst) == 0:
+        return 1
+    if room(cell) == 0:
+        return count - 1
+    return None
 
 
 def evaluation(state: GameState) -> list[float]:
@@ -293,10 +315,43 @@ def test_shares_are_dealt_round_by_round() -> None:
         assert gain == pytest.approx([expected.get(p, 0.0) for p in range(5)])
 
 
+@pytest.mark.parametrize("name", ["python", pytest.param("fast", marks=needs_fast)])
+def test_safe_splits_force_the_plain_cases_and_draw_the_rest(name: KernelName) -> None:
+    """``splits="safe"``: every split of a stack of three or more into a dead end is
+    one sheep, off a stack left boxed in all but one (``replay`` checks each against
+    the rules); both cases happen, and elsewhere the size is still drawn (more than
+    one size off the same stack count)."""
+    kernel = get_kernel(name)
+    policy = PlayoutPolicy(0.3, 3, "safe")
+    forced = drawn = 0
+    sizes: dict[int, set[int]] = {}
+    for seed in range(12):
+        state = position(1 + seed % 2, seed, 0)
+        trace = kernel.play_stream(state, policy, stream(seed))
+        work = state.copy()
+        for cell, dst, split in trace.turns:
+            if work.is_terminal():
+                break
+            if cell == PASS:
+                work.skip_turn() if work.done[work.to_move] else work.apply_pass()
+                continue
+            count = work.sheep[cell]
+            if count > 2 and safe_split(work, cell, dst, count) is None:
+                drawn += 1
+                sizes.setdefault(count, set()).add(split)
+            elif count > 2:
+                forced += 1
+            direction = next(d for c, d, t in work.slides() if c == cell and t == dst)
+            work.apply(Move(cell, split, direction))
+        replay(state.copy(), trace, policy)
+    assert forced > 10 and drawn > 10, (forced, drawn)
+    assert any(len(s) > 1 for s in sizes.values()), sizes
+
+
 def test_seat_split_rules_are_named_and_checked() -> None:
-    policy = PlayoutPolicy(0.3, 3, True).with_rules({2: "half", 4: "all-but-one"})
+    policy = PlayoutPolicy(0.3, 3, "area").with_rules({2: "half", 4: "all-but-one"})
     assert policy.seat_splits == (0, 0, 1, 0, 3)
-    assert (policy.epsilon, policy.samples, policy.area_split) == (0.3, 3, True)
+    assert (policy.epsilon, policy.samples, policy.splits) == (0.3, 3, "area")
     # A rule for one seat leaves the others' (playout_split_rule gives every seat one).
     assert policy.with_rules({1: "one"}).seat_splits == (0, 2, 1, 0, 3)
     assert set(SPLIT_RULES[1:]) == set(RULES), "the kernels' rules are the opponent model's"
@@ -304,6 +359,9 @@ def test_seat_split_rules_are_named_and_checked() -> None:
         PlayoutPolicy(seat_splits=(0, 0, 4, 0, 0))
     with pytest.raises(ValueError, match="cutoff must be 0"):
         PlayoutPolicy(cutoff=-1)
+    with pytest.raises(ValueError, match="splits must be one of"):
+        PlayoutPolicy(0.3, 3, "thirds")  # type: ignore[arg-type]
+    assert [PlayoutPolicy(splits=m).split_code for m in ("random", "area", "safe")] == [0, 1, 2]
     with pytest.raises(ValueError, match="'thirds' for seat 2"):
         policy.with_rules({2: "thirds"})
 
@@ -343,7 +401,7 @@ def test_scores_are_a_finished_games_for_every_setting(name: KernelName) -> None
     rng = random.Random(2)
     for game in (1, 2, 3, 4):
         state = position(game, game, 10)
-        scores = kernel.scores(state, PlayoutPolicy(0.3, 3, False), rng)
+        scores = kernel.scores(state, PlayoutPolicy(0.3, 3, "random"), rng)
         cells = SETTINGS[game].cells
         # Every cell ends owned or free; no seat loses what it holds.
         assert sum(scores) <= cells**1.25

@@ -575,7 +575,7 @@ def test_with_paranoia_the_others_nodes_back_up_our_loss() -> None:
 
 
 @pytest.mark.parametrize("split", ["half", "one", "all-but-one"])
-@pytest.mark.parametrize("playout", ["heuristic", "heuristic-random", "random"])
+@pytest.mark.parametrize("playout", ["heuristic", "heuristic-random", "heuristic-safe", "random"])
 def test_playout_split_rule_is_every_seats_split(playout: str, split: str) -> None:
     """``playout_split_rule`` sets every seat's playout split for every playout setting
     (the kernel tests check that playouts obey ``seat_splits``); a learned rule with
@@ -677,7 +677,7 @@ def test_prior_weights_come_as_a_list_or_as_text_one_for_each_term() -> None:
         HybridStrategy({"prior_weights": ""})
 
 
-@pytest.mark.parametrize("playout", ["heuristic", "heuristic-random", "random"])
+@pytest.mark.parametrize("playout", ["heuristic", "heuristic-random", "heuristic-safe", "random"])
 def test_every_playout_policy_scores_a_finished_game_and_leaves_the_state(playout: str) -> None:
     rng = random.Random(4)
     params = MctsParams(playout=playout, kernel="python")
@@ -693,7 +693,7 @@ def test_every_playout_policy_scores_a_finished_game_and_leaves_the_state(playou
         HybridStrategy({"playout": "smart"})
 
 
-@pytest.mark.parametrize("playout", ["heuristic", "heuristic-random", "random"])
+@pytest.mark.parametrize("playout", ["heuristic", "heuristic-random", "heuristic-safe", "random"])
 def test_playout_cutoff_stops_every_playout_policy_and_the_search_uses_it(playout: str) -> None:
     """``playout_cutoff`` goes into the kernel's policy for every playout setting; a
     leaf is then valued by the evaluation after that many turns (the kernel tests

@@ -18,9 +18,12 @@ each other and to ``GameState``.
 
 The policy (``PlayoutPolicy``): with probability ``epsilon`` a uniformly random
 slide, else the best of ``samples`` uniformly drawn slides by a cheap key (room at
-the destination, own cells next to it, no stack stranded); the split uniformly
-random, or the area guess (``strategies.common.area_split``). ``epsilon=1`` is
-uniformly random play. A seat can be given a fixed split rule instead
+the destination, own cells next to it, no stack stranded); the split (``splits``)
+uniformly random, the area guess (``strategies.common.area_split``), or ``safe``:
+uniformly random except where a size is plainly best, one sheep into a destination
+with no free direction and all but one off a source left with none, the two cases
+in which a random size strands sheep for good. ``epsilon=1`` is uniformly random
+play. A seat can be given a fixed split rule instead
 (``seat_splits``: in half, one sheep, all but one), the rule the opponent model has
 seen it follow (``strategies.opponents``).
 
@@ -73,6 +76,11 @@ SPLIT_RULES: tuple[str, ...] = get_args(SplitRuleName)
 policy's own, or one of the rules of ``strategies.opponents.RULES``."""
 NO_SEAT_SPLITS = (0, 0, 0, 0, 0)
 
+SplitMode = Literal["random", "area", "safe"]
+SPLIT_MODES: tuple[str, ...] = get_args(SplitMode)
+"""How a playout splits a stack of three or more without a seat rule
+(``PlayoutPolicy.splits``; the compiled code takes the index, ``split_code``)."""
+
 
 @dataclass(frozen=True, slots=True)
 class PlayoutPolicy:
@@ -85,11 +93,13 @@ class PlayoutPolicy:
 
     epsilon: float = 1.0
     samples: int = 1
-    area_split: bool = False
+    splits: SplitMode = "random"
     seat_splits: tuple[int, int, int, int, int] = NO_SEAT_SPLITS
     cutoff: int = 0
 
     def __post_init__(self) -> None:
+        if self.splits not in SPLIT_MODES:
+            raise ValueError(f"splits must be one of {SPLIT_MODES}, not {self.splits!r}")
         if self.cutoff < 0:
             raise ValueError(f"cutoff must be 0 (play to the end) or more, not {self.cutoff}")
         if len(self.seat_splits) != 5 or not all(
@@ -102,7 +112,12 @@ class PlayoutPolicy:
     @classmethod
     def uniform(cls) -> PlayoutPolicy:
         """Uniformly random slides and splits."""
-        return cls(1.0, 1, False)
+        return cls(1.0, 1, "random")
+
+    @property
+    def split_code(self) -> int:
+        """``splits`` as the compiled code takes it: its index in ``SPLIT_MODES``."""
+        return SPLIT_MODES.index(self.splits)
 
     def with_rules(self, rules: Mapping[int, str]) -> PlayoutPolicy:
         """This policy with ``rules`` ({seat: a name of ``SPLIT_RULES``}) as the

@@ -24,6 +24,7 @@ from strategies.kernel import (
     NEIGHBOUR_BONUS,
     PASS,
     ROOM_CAP,
+    SPLIT_MODES,
     STRANDED_COST,
     KernelName,
     PlayoutPolicy,
@@ -40,6 +41,10 @@ sought nor shunned."""
 NST_VISITS = 7
 """Visits a pair of moves needs before its learned value counts (``_nst_value``): the
 threshold of Tak, Winands and Björnsson's N-gram selection technique (2012)."""
+
+AREA = SPLIT_MODES.index("area")
+SAFE = SPLIT_MODES.index("safe")
+"""``PlayoutPolicy.split_code`` of the area guess and of the safe mode (``_play``)."""
 
 log = logging.getLogger(__name__)
 
@@ -261,11 +266,30 @@ def _mast_slide(
 
 
 @jit
-def _area_split(first: Any, owner: Any, count: int, cell: int, dst: int) -> int:
+def _rooms(first: Any, owner: Any, cell: int, dst: int) -> tuple[int, int]:
+    """``pure.rooms``."""
     owner[dst] = -2
     room_src = _free_dirs(first, owner, cell)
     room_dst = _free_dirs(first, owner, dst)
     owner[dst] = 0
+    return room_src, room_dst
+
+
+@jit
+def _safe_split(first: Any, owner: Any, count: int, cell: int, dst: int) -> int:
+    """``pure.safe_split``."""
+    room_src, room_dst = _rooms(first, owner, cell, dst)
+    if room_dst == 0:
+        return 1
+    if room_src == 0:
+        return count - 1
+    return 0
+
+
+@jit
+def _area_split(first: Any, owner: Any, count: int, cell: int, dst: int) -> int:
+    """``pure.area_split``."""
+    room_src, room_dst = _rooms(first, owner, cell, dst)
     if room_dst == 0:
         return 1
     if room_src == 0:
@@ -297,7 +321,7 @@ def _play(
     nb_cells: Any,
     epsilon: float,
     samples: int,
-    area: bool,
+    splits: int,
     seat_splits: Any,
     cutoff: int,
     seed: int,
@@ -368,10 +392,12 @@ def _play(
                 split = 1
             elif rule != 0:
                 split = _rule_split(rule, count)
-            elif area:
+            elif splits == AREA:
                 split = _area_split(first, owner, count, cell, dst)
             else:
-                split = 1 + int(_uniform(stream, pos) * (count - 1))
+                split = _safe_split(first, owner, count, cell, dst) if splits == SAFE else 0
+                if split == 0:
+                    split = 1 + int(_uniform(stream, pos) * (count - 1))
             left = count - split
             sheep[cell] = left
             if left == 1:
@@ -519,7 +545,7 @@ def _scores(
     ar_cells: Any,
     epsilon: float,
     samples: int,
-    area: bool,
+    splits: int,
     seat_splits: Any,
     cutoff: int,
     seed: int,
@@ -541,7 +567,7 @@ def _scores(
     live_n = np.zeros(5, np.int64)
     played, finished = _play(
         owner, sheep, to_move, done_in, first, ray_off, ray_cells, nb_off, nb_cells,
-        epsilon, samples, area, seat_splits, cutoff, seed, stream, turns, live, live_n,
+        epsilon, samples, splits, seat_splits, cutoff, seed, stream, turns, live, live_n,
         mast_w, mast_n, last, own,
     )  # fmt: skip
     owner_in[:] = owner[:-1]
@@ -609,7 +635,7 @@ class FastKernel:
             *tables_of(state.geometry),
             policy.epsilon,
             policy.samples,
-            policy.area_split,
+            policy.split_code,
             seat_array(policy.seat_splits),
             policy.cutoff,
             rng.getrandbits(63),
@@ -630,7 +656,7 @@ class FastKernel:
         turns = np.empty((4 * (len(owner) + 2), 3), np.int64)
         out, played, finished = _scores(
             owner, sheep, state.to_move, np.array(state.done, np.bool_),
-            *tables_of(state.geometry), policy.epsilon, policy.samples, policy.area_split,
+            *tables_of(state.geometry), policy.epsilon, policy.samples, policy.split_code,
             seat_array(policy.seat_splits), policy.cutoff, 0, np.array(stream, np.float64),
             turns, _NO_MAST_W, _NO_MAST_N, np.full(5, -1, np.int64), False,
         )  # fmt: skip
@@ -654,5 +680,5 @@ def compile_kernel() -> None:
     state = GameState(setting, random_geometry(setting, 1))
     random_placement(state, rng)
     kernel = FastKernel()
-    for policy in (PlayoutPolicy.uniform(), PlayoutPolicy(0.3, 3, True, cutoff=8)):
+    for policy in (PlayoutPolicy.uniform(), PlayoutPolicy(0.3, 3, "area", cutoff=8)):
         kernel.scores(state, policy, rng)

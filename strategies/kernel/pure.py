@@ -77,7 +77,7 @@ def play(
     first = board.first
     rays = board.rays
     done = list(done_in)
-    epsilon, samples, area = policy.epsilon, policy.samples, policy.area_split
+    epsilon, samples, mode = policy.epsilon, policy.samples, policy.splits
     seat_splits = policy.seat_splits
     uniform = epsilon >= 1.0
     cutoff = policy.cutoff
@@ -114,10 +114,12 @@ def play(
                 split = 1
             elif rule:
                 split = rule_split(rule, count)
-            elif area:
+            elif mode == "area":
                 split = area_split(first, owner, count, cell, dst)
             else:
-                split = 1 + int(rand() * (count - 1))
+                split = safe_split(first, owner, count, cell, dst) if mode == "safe" else 0
+                if not split:
+                    split = 1 + int(rand() * (count - 1))
             left = count - split
             sheep[cell] = left
             if left == 1:
@@ -238,18 +240,37 @@ def rule_split(rule: int, count: int) -> int:
     return count - 1
 
 
-def area_split(first: Sequence[int], owner: list[int], count: int, cell: int, dst: int) -> int:
-    """``strategies.common.area_split`` on the kernel's arrays (``count`` > 2)."""
+def rooms(first: Sequence[int], owner: list[int], cell: int, dst: int) -> tuple[int, int]:
+    """The free directions of the source ``cell`` and of ``dst`` once a slide from one
+    to the other has taken ``dst``."""
     owner[dst] = -2
     room_src = free_dirs(first, owner, cell)
     room_dst = free_dirs(first, owner, dst)
     owner[dst] = 0
+    return room_src, room_dst
+
+
+def area_split(first: Sequence[int], owner: list[int], count: int, cell: int, dst: int) -> int:
+    """``strategies.common.area_split`` on the kernel's arrays (``count`` > 2)."""
+    room_src, room_dst = rooms(first, owner, cell, dst)
     if room_dst == 0:
         return 1
     if room_src == 0:
         return count - 1
     m = round(count * room_dst / (room_src + room_dst))
     return min(count - 1, max(1, m))
+
+
+def safe_split(first: Sequence[int], owner: list[int], count: int, cell: int, dst: int) -> int:
+    """The split the ``safe`` mode forces (``count`` > 2): one sheep into a destination
+    left with no free direction, all but one off a source left with none; 0 where
+    neither holds and the size is drawn."""
+    room_src, room_dst = rooms(first, owner, cell, dst)
+    if room_dst == 0:
+        return 1
+    if room_src == 0:
+        return count - 1
+    return 0
 
 
 def final_scores(board: Board, owner: list[int]) -> list[float]:

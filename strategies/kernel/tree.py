@@ -494,9 +494,10 @@ def _run(
     value share (``_select_edge``), the priors' temperature at the other seats' nodes,
     then the priors' key weights at ``me``'s nodes and at the others'
     (``MctsParams.prior_weights_at``);
-    ``ints``: pw_base, depth cap, samples, area split, cutoff, me, the widest expansion,
-    the root slide every iteration takes (``FORCED``; -1: the tree policy's choice),
-    the pairs' context (``NST_OWN``);
+    ``ints``: pw_base, depth cap, samples, the playouts' split mode
+    (``PlayoutPolicy.split_code``), cutoff, me, the widest expansion, the root slide
+    every iteration takes (``FORCED``; -1: the tree policy's choice), the pairs'
+    context (``NST_OWN``);
     ``counts``: nodes, edges, splits, the deepest path, nodes expanded. ``mast_w`` and
     ``mast_n`` not empty (then ``turns`` has room for a playout): each seat's reward sum
     and count per cell it took in an iteration, in the tree and in the playout, learned
@@ -509,7 +510,7 @@ def _run(
     temperature_other = config[13]
     terms = (config.shape[0] - 14) // 2
     weights, weights_other = config[14 : 14 + terms], config[14 + terms :]
-    pw_base, depth_cap, samples, area = ints[0], ints[1], ints[2], ints[3] != 0
+    pw_base, depth_cap, samples, splits = ints[0], ints[1], ints[2], ints[3]
     cutoff, me, widest, forced = ints[4], ints[5], ints[6], ints[FORCED]
     own = ints[NST_OWN] != 0
     first, ray_off, ray_cells, nb_off, nb_cells, cells, pw, ar_off, ar_cells = tables
@@ -607,7 +608,7 @@ def _run(
                         _moved(last, path_mover[i], edge_i[path_edge[i], E_DST])
             score, played, _ = _scores(
                 owner[:n], sheep, to_move, root_done, first, ray_off, ray_cells, nb_off,
-                nb_cells, cells, pw, ar_off, ar_cells, epsilon, samples, area, seat_splits,
+                nb_cells, cells, pw, ar_off, ar_cells, epsilon, samples, splits, seat_splits,
                 cutoff, np.int64(z >> np.uint64(1)), stream, turns,  # type: ignore[arg-type]
                 mast_w, mast_n, last, own,
             )  # fmt: skip
@@ -689,7 +690,7 @@ class CompiledTree:
         widest = 8 * setting.sheep + 8
         self.ints = np.array(
             [
-                params.pw_base, params.tree_depth, policy.samples, int(policy.area_split),
+                params.pw_base, params.tree_depth, policy.samples, policy.split_code,
                 policy.cutoff, state.to_move, widest, -1, int(params.nst_context == "own"),
             ],
             np.int64,
@@ -846,6 +847,6 @@ def compile_tree() -> None:
     random_placement(state, rng)
     root = Node(state.to_move, state.hash)
     expand(root, state, 2.0)
-    tree = CompiledTree(state, root, MctsParams(), PlayoutPolicy(0.3, 3, False), {}, 1)
+    tree = CompiledTree(state, root, MctsParams(), PlayoutPolicy(0.3, 3), {}, 1)
     tree.run(8)
     tree.sync_root()
