@@ -31,7 +31,7 @@ from strategies.kernel import (
     Trace,
     board_of,
 )
-from strategies.kernel.pure import DRAWS, FIRST_PART
+from strategies.kernel.pure import DRAWS, FIRST_PART, forced_split
 
 MAST_PRIOR = 0.5
 """The reward a cell's learned value starts from, as one visit (``_mast_slide``): about
@@ -275,25 +275,23 @@ def _rooms(first: Any, owner: Any, cell: int, dst: int) -> tuple[int, int]:
     return room_src, room_dst
 
 
+_forced_split = jit(forced_split)
+
+
 @jit
 def _safe_split(first: Any, owner: Any, count: int, cell: int, dst: int) -> int:
     """``pure.safe_split``."""
     room_src, room_dst = _rooms(first, owner, cell, dst)
-    if room_dst == 0:
-        return 1
-    if room_src == 0:
-        return count - 1
-    return 0
+    return _forced_split(room_src, room_dst, count)
 
 
 @jit
 def _area_split(first: Any, owner: Any, count: int, cell: int, dst: int) -> int:
     """``pure.area_split``."""
     room_src, room_dst = _rooms(first, owner, cell, dst)
-    if room_dst == 0:
-        return 1
-    if room_src == 0:
-        return count - 1
+    forced = _forced_split(room_src, room_dst, count)
+    if forced:
+        return forced
     m = int(np.rint(count * room_dst / (room_src + room_dst)))  # half to even, as round()
     return min(count - 1, max(1, m))
 

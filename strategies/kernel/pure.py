@@ -250,13 +250,24 @@ def rooms(first: Sequence[int], owner: list[int], cell: int, dst: int) -> tuple[
     return room_src, room_dst
 
 
-def area_split(first: Sequence[int], owner: list[int], count: int, cell: int, dst: int) -> int:
-    """``strategies.common.area_split`` on the kernel's arrays (``count`` > 2)."""
-    room_src, room_dst = rooms(first, owner, cell, dst)
+def forced_split(room_src: int, room_dst: int, count: int) -> int:
+    """The size a stack of ``count`` (> 2) splits by in both the area guess and the
+    ``safe`` mode, from ``rooms``: one sheep into a destination left with no free
+    direction, all but one off a source left with none; 0 where neither holds (the
+    compiled kernel compiles this very function)."""
     if room_dst == 0:
         return 1
     if room_src == 0:
         return count - 1
+    return 0
+
+
+def area_split(first: Sequence[int], owner: list[int], count: int, cell: int, dst: int) -> int:
+    """``strategies.common.area_split`` on the kernel's arrays (``count`` > 2)."""
+    room_src, room_dst = rooms(first, owner, cell, dst)
+    forced = forced_split(room_src, room_dst, count)
+    if forced:
+        return forced
     m = round(count * room_dst / (room_src + room_dst))
     return min(count - 1, max(1, m))
 
@@ -266,11 +277,7 @@ def safe_split(first: Sequence[int], owner: list[int], count: int, cell: int, ds
     left with no free direction, all but one off a source left with none; 0 where
     neither holds and the size is drawn."""
     room_src, room_dst = rooms(first, owner, cell, dst)
-    if room_dst == 0:
-        return 1
-    if room_src == 0:
-        return count - 1
-    return 0
+    return forced_split(room_src, room_dst, count)
 
 
 def final_scores(board: Board, owner: list[int]) -> list[float]:
