@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from state.boardgen import random_geometry
 from state.game import GameState, Move
-from state.geometry import DIRECTION_KEYS, FREE
+from state.geometry import DIRECTION_KEYS, free_dirs
 from state.playout import random_placement
 from state.scoring import exact_score_of_sizes, flood_region_sizes, flood_scores
 from state.settings import SETTINGS
@@ -89,9 +89,14 @@ def stream(seed: int) -> list[float]:
     return [rng.random() for _ in range(50_000)]
 
 
-def replay(state: GameState, trace: Trace, policy: PlayoutPolicy) -> None:
+def replay(
+    state: GameState, trace: Trace, policy: PlayoutPolicy
+) -> list[tuple[int, int, int | None]]:
     """Play ``trace`` on ``state`` by the rules, checking every turn: to the end, or
-    with a cutoff that stopped it, exactly that many turns."""
+    with a cutoff that stopped it, exactly that many turns. Returns the splits of three
+    or more that the policy chose (no seat rule): the count, the split, and the size
+    the ``safe`` mode must play there (``safe_split``)."""
+    chosen: list[tuple[int, int, int | None]] = []
     if trace.finished:
         assert trace.turns[-4:] == [(PASS, PASS, PASS)] * 4, "a game ends on four passes"
     else:
@@ -115,14 +120,17 @@ def replay(state: GameState, trace: Trace, policy: PlayoutPolicy) -> None:
         rule = SPLIT_RULES[policy.seat_splits[state.to_move]]
         if rule != "policy" and count > 2:
             assert split == RULES[rule](count), f"seat {state.to_move} did not split by {rule}"
-        elif policy.splits == "area" and count > 2:
-            assert split == area_split(state, cell, dst)
-        elif policy.splits == "safe" and count > 2:
+        elif count > 2:
             forced = safe_split(state, cell, dst, count)
-            assert forced is None or split == forced, f"{count} split {split}, not {forced}"
+            chosen.append((count, split, forced))
+            if policy.splits == "area":
+                assert split == area_split(state, cell, dst)
+            elif policy.splits == "safe":
+                assert forced is None or split == forced, f"{count} split {split}, not {forced}"
         state.apply(Move(cell, split, direction))
     if trace.finished:
         assert state.is_terminal(), "the kernel stopped before the end"
+    return chosen
 
 
 def safe_split(state: GameState, cell: int, dst: int, count: int) -> int | None:
@@ -130,13 +138,11 @@ def safe_split(state: GameState, cell: int, dst: int, count: int) -> int | None:
     destination has no free neighbour along any ray once taken, all but one where the
     source is left with none; None where any size may be drawn."""
     rays = state.geometry.rays
-
-    def room(c: int) -> int:
-        return sum(1 for ray in rays[c] if ray and ray[0] != dst and state.owner[ray[0]] == FREE)
-
-    if room(dst) == 0:
+    owner = list(state.owner)
+    owner[dst] = state.to_move  # taken by the slide
+    if free_dirs(owner, rays[dst]) == 0:
         return 1
-    if room(cell) == 0:
+    if free_dirs(owner, rays[cell]) == 0:
         return count - 1
     return None
 
@@ -328,22 +334,12 @@ def test_safe_splits_force_the_plain_cases_and_draw_the_rest(name: KernelName) -
     for seed in range(12):
         state = position(1 + seed % 2, seed, 0)
         trace = kernel.play_stream(state, policy, stream(seed))
-        work = state.copy()
-        for cell, dst, split in trace.turns:
-            if work.is_terminal():
-                break
-            if cell == PASS:
-                work.skip_turn() if work.done[work.to_move] else work.apply_pass()
-                continue
-            count = work.sheep[cell]
-            if count > 2 and safe_split(work, cell, dst, count) is None:
+        for count, split, must in replay(state.copy(), trace, policy):
+            if must is None:
                 drawn += 1
                 sizes.setdefault(count, set()).add(split)
-            elif count > 2:
+            else:
                 forced += 1
-            direction = next(d for c, d, t in work.slides() if c == cell and t == dst)
-            work.apply(Move(cell, split, direction))
-        replay(state.copy(), trace, policy)
     assert forced > 10 and drawn > 10, (forced, drawn)
     assert any(len(s) > 1 for s in sizes.values()), sizes
 
