@@ -421,7 +421,9 @@ def paired_differences(
 
 
 def paired_figures(diffs: dict[str, list[float]]) -> dict[str, float]:
-    """``paired_games`` and each difference's mean with its 95% interval."""
+    """``paired_games`` and each difference's mean with its 95% interval, and (from two
+    games on) its standard deviation over one game, ``paired_<name>_sd``: what sizes the
+    next run, the interval of n paired games being about 1.96 * sd / sqrt(n) each way."""
     out = {"paired_games": float(len(diffs["points"]))}
     if not diffs["points"]:
         return out
@@ -430,6 +432,8 @@ def paired_figures(diffs: dict[str, list[float]]) -> dict[str, float]:
         out[f"paired_{name}_diff"] = interval.mean
         out[f"paired_{name}_ci95_low"] = interval.low
         out[f"paired_{name}_ci95_high"] = interval.high
+        if len(values) >= 2:
+            out[f"paired_{name}_sd"] = statistics.stdev(values)
     return out
 
 

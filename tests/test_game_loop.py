@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -440,6 +441,8 @@ def test_bench_strength_pairs_a_run_with_a_baseline_game_by_game(tmp_path: Path)
     assert figures["paired_games"] == 4
     assert figures["paired_points_diff"] == pytest.approx(sum(points) / 4, abs=1e-3)
     assert figures["paired_score_diff"] == pytest.approx(sum(scores) / 4, abs=1e-3)
+    assert figures["paired_points_sd"] == pytest.approx(statistics.stdev(points), abs=1e-3)
+    assert figures["paired_score_sd"] == pytest.approx(statistics.stdev(scores), abs=1e-3)
     assert figures["paired_points_ci95_low"] <= figures["paired_points_diff"]
     assert figures["paired_points_diff"] <= figures["paired_points_ci95_high"]
 
@@ -531,6 +534,7 @@ def test_bench_pool_reports_runs_on_other_boards_as_one(tmp_path: Path) -> None:
     assert figures["pooled.points_per_game"] == pytest.approx(sum(points) / 8, abs=1e-3)
     assert figures["pooled.paired_games"] == 8
     assert figures["pooled.paired_points_diff"] == pytest.approx(sum(diffs) / 8, abs=1e-3)
+    assert figures["pooled.paired_points_sd"] == pytest.approx(statistics.stdev(diffs), abs=1e-3)
     low, high = figures["pooled.paired_points_ci95_low"], figures["pooled.paired_points_ci95_high"]
     assert low <= figures["pooled.paired_points_diff"] <= high
     # Without baselines: the runs' own figures only.
