@@ -133,6 +133,14 @@ def register_bench(sub: Any) -> None:
         help="keep every field's games in DIR/game<G>-<field>.jsonl as they end",
     )
     p.add_argument(
+        "--record",
+        metavar="DIR",
+        default=None,
+        help="write each game's replay (the placements and every move; `battlesheep "
+        "replay`, the viewer) to DIR/game<G>-<field>/, to look into the games behind the "
+        "figures",
+    )
+    p.add_argument(
         "--resume",
         action="store_true",
         help="play only the games not yet in --results (none left: report them again)",
@@ -451,12 +459,13 @@ def _field_commands(entrants: Sequence[dict[str, Any]], clock: bool = False) -> 
     return out
 
 
-def results_file(folder: str | None, game: int, label: str) -> Path | None:
+def results_file(folder: str | None, game: int, label: str, suffix: str = ".jsonl") -> Path | None:
     """Where ``--results`` keeps a field's games (None without it); a character of the
-    label a file name should not hold (a seat spec's path, say) becomes ``_``."""
+    label a file name should not hold (a seat spec's path, say) becomes ``_``. With
+    ``suffix=""``, the folder of the field's replays under ``--record``."""
     if folder is None:
         return None
-    return Path(folder) / f"game{game}-{re.sub(r'[^A-Za-z0-9+._-]', '_', label)}.jsonl"
+    return Path(folder) / f"game{game}-{re.sub(r'[^A-Za-z0-9+._-]', '_', label)}{suffix}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -476,11 +485,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         for fld in args.field or DEFAULT_FIELDS.get(args.game, list(FIELDS)):
             entrants, lineup = field_lineup(fld, args.game, measured, field_clock)
+            label = fld.replace(",", "+").replace(":", "_").replace("=", "")
+            replays = results_file(args.record, args.game, label, suffix="")
             schedule = Schedule(
                 tuple(entrants), args.game, args.seed, referee_clock, "field",
                 lineup=lineup, local=True, reveal=(MEASURED,) if args.reveal else (),
+                record_dir=str(replays or ""),
             )  # fmt: skip
-            label = fld.replace(",", "+").replace(":", "_").replace("=", "")
             path = results_file(args.results, args.game, label)
             base_file = results_file(args.baseline, args.game, label)
             if base_file is not None:

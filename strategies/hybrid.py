@@ -288,7 +288,16 @@ class HybridParams(StrategyParams, MctsParams):
     w_mobility: float = Field(0.2, description="value of a free slide direction")
     # placement
     placement_time_fraction: float = Field(0.9, ge=0, le=1, description="time for playouts")
-    placement_candidates: int = Field(6, ge=1, description="cells checked by playouts")
+    placement_candidates: int = Field(
+        6, ge=1, description="cells judged (placement_eval) among the best by the static score"
+    )
+    placement_eval: Literal["playouts", "territory"] = Field(
+        "playouts",
+        description="how the placement judges its candidate cells once every seat has "
+        "placed (the later seats on cells of their best static scores): the mean reward "
+        "of playouts to the end, or our mean territory, the free cells nearer our stack "
+        "than any other seat's (strategies.placement.territory; game 4: the pair's)",
+    )
 
 
 SOURCE_TEMPER = 0.75
@@ -465,6 +474,7 @@ class HybridStrategy(Strategy):
             p.playout_kernel(),
             PlayoutPolicy(p.epsilon, p.samples, "area"),
             self.reward_margin,
+            p.placement_eval,
         )
 
     def _move_worlds(

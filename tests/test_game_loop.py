@@ -14,6 +14,7 @@ import pytest
 
 from arena.local import play_local
 from arena.referee import Event, GameRecord
+from arena.replay import positions, read_replay
 from arena.results import GameResult, result_of
 from bench.games import random_game
 from bench.strength import field_lineup, results_file, summarize
@@ -387,6 +388,33 @@ def test_bench_strength_keeps_its_games_and_resumes_them(tmp_path: Path) -> None
     for key in ("games", "points_per_game", "score_per_game", "place1_share"):
         key = f"random+random+random.{key}"
         assert again_figures[key] == figures[key]
+
+
+def test_bench_strength_records_a_replay_of_every_game(tmp_path: Path) -> None:
+    field = "random,random,random"
+    proc = _bench(
+        *("strength", "--strategy", "greedy", "--field", field, "--games", "4"),
+        *("--time-limit", "0.5", "--jobs", "1", "--seed", "7"),
+        *("--results", str(tmp_path / "res"), "--record", str(tmp_path / "rec")),
+    )
+    assert proc.returncode == 0, proc.stderr
+    folder = tmp_path / "rec" / "game1-random+random+random"
+    files = sorted(folder.iterdir())
+    assert [f.name for f in files] == [f"game{i}-seed7.msgpack" for i in (1, 2, 3, 4)]
+    kept = (tmp_path / "res" / "game1-random+random+random.jsonl").read_text().splitlines()
+    games = [json.loads(line) for line in kept[1:]]
+    for path, game in zip(files, games, strict=True):
+        replay = read_replay(path)
+        # The replay is the game of the results line: its seats' scores and points, and
+        # every placement and move, replayed by the rules, end on its final map.
+        assert (replay.seed, replay.scores, replay.points) == (7, game["scores"], game["points"])
+        placed = [e.seat for e in replay.events if e.kind == "place"]
+        assert placed == [1, 2, 3, 4]
+        *_, (_, state) = positions(replay)
+        assert state.is_terminal()
+        n = state.geometry.size
+        owners = [[state.owner[x * n + y] for y in range(n)] for x in range(n)]
+        assert owners == replay.final_map == game["final_map"]
 
 
 def test_results_files_are_named_by_game_and_field() -> None:

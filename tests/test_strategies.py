@@ -35,6 +35,7 @@ from strategies.hybrid import HybridStrategy
 from strategies.kernel import SPLIT_RULES, fast_available, wait_warm
 from strategies.mcts import COMPILED_CHUNK, COMPILED_OFFER_CHUNKS, Mcts, MctsParams
 from strategies.mcts_tree import Node, softmax
+from strategies.placement import territory
 from strategies.registry import STRATEGIES, make_strategy
 from strategies.yardsticks import flat_splits
 from tests.boards import random_play
@@ -175,6 +176,45 @@ def test_placement_is_a_free_border_cell_and_not_the_first() -> None:
         chosen.append(cell)
         state.place(cell)
     assert chosen[0] != state.geometry.border[0] or chosen[1] != state.geometry.border[1]
+
+
+def test_territory_is_the_free_cells_nearer_each_seat_in_steps_of_eight_directions() -> None:
+    # One row of ten cells, a cell diagonal to its end, a cell alone and a free cell
+    # alone. Seats 1, 3 and 2 on the row at y = 0, 4 and 9; seat 4 on the cell alone.
+    n = 12
+    cells = [(0, y) for y in range(10)] + [(1, 10), (5, 5), (7, 7)]
+    playable = [False] * (n * n)
+    for x, y in cells:
+        playable[x * n + y] = True
+    state = GameState(SETTINGS[1], Geometry(n, playable))
+    for x, y in ((0, 0), (0, 9), (0, 4), (5, 5)):
+        state.place(x * n + y)
+    # y=1: seat 1; y=2: as near to seats 1 and 3, shared; y=3, 5, 6: seat 3; y=7, 8 and
+    # (1, 10) one step on the diagonal from y=9: seat 2. (7, 7): no seat reaches it.
+    assert territory(state) == [1.5, 3.0, 3.5, 0.0]
+
+
+def test_territory_placement_of_the_last_seat_takes_the_cell_of_most_territory() -> None:
+    setting = SETTINGS[1]
+    for seed in (5, 6, 7):
+        state = GameState(setting, random_geometry(setting, seed))
+        placer = make_strategy("hybrid", {"seed": seed, "placement_time_fraction": 0.0})
+        for _ in range(3):
+            state.place(placer.place(state, Budget.seconds(1.0)))
+        last = make_strategy(
+            "hybrid", {"seed": 1, "placement_eval": "territory", "placement_candidates": 200}
+        )
+        cell = last.place(state, Budget.seconds(30.0))
+        best = max(_territory_after(state, c) for c in state.initial_positions())
+        assert _territory_after(state, cell) == best
+
+
+def _territory_after(state: GameState, cell: int) -> float:
+    """The last seat's territory with its stack on ``cell``."""
+    state.place(cell)
+    value = territory(state)[3]
+    state.undo()
+    return value
 
 
 # ------------------------------------------------------------------ alpha-beta
