@@ -12,7 +12,7 @@ from state.game import GameState
 from state.geometry import FREE
 from strategies.base import Budget
 from strategies.common import score_rewards
-from strategies.kernel import PlayoutKernel, PlayoutPolicy
+from strategies.kernel import PlayoutKernel, PlayoutPolicy, board_of
 
 
 def static_placement_scores(state: GameState) -> dict[int, float]:
@@ -68,7 +68,7 @@ def territory(state: GameState) -> list[float]:
     reach count for none. Room to grow the one region a score is made of, with the
     contest for it: what a seat walled in by the others' stacks lacks."""
     owner = state.owner
-    rays = state.geometry.rays
+    around = board_of(state.geometry).around
     near: dict[int, int] = {}  # cell -> steps from the nearest stack
     seats: dict[int, list[int]] = {}  # cell -> the seats at that distance
     frontier: list[int] = []
@@ -83,10 +83,9 @@ def territory(state: GameState) -> list[float]:
         step += 1
         reached: list[int] = []
         for c in frontier:
-            for ray in rays[c]:
-                if not ray or owner[ray[0]] != FREE:
+            for nb in around[c]:
+                if owner[nb] != FREE:
                     continue
-                nb = ray[0]
                 if nb not in near:
                     near[nb] = step
                     seats[nb] = []
