@@ -410,6 +410,9 @@ class Mcts:
         self.chosen: Edge | None = None
         # The last compiled search's MAST tables (``mast_carry``): (value sums, visits).
         self.mast: tuple[np.ndarray, np.ndarray] | None = None
+        # Each seat's mean reward over the last compiled search's iterations (its value
+        # of the root position, every seat's, not only the mover's), or None.
+        self.root_value: list[float] | None = None
 
     # --------------------------------------------------------------------- root
     def set_root(self, state: GameState) -> None:
@@ -471,17 +474,12 @@ class Mcts:
         rng = self.rng
         assert self.root is not None
         self.chosen = None
+        self.root_value = None
         self.kernel = self.params.playout_kernel()
         self.policy = self.params.playout_policy()
         if self.params.playout_splits and self.split_rules:
             self.policy = self.policy.with_rules(self.split_rules)
-        if (
-            self.params.tree == "compiled"
-            and (sample is None or self.params.world_trees)
-            and self.params.leaf_playouts == 1
-            and self.kernel.name == "fast"
-            and compiled_tree_ready()
-        ):
+        if self.compiled(sample):
             self._search_compiled(state, budget, stop_at, max_iterations, sample)
             return
         draws = None
@@ -507,6 +505,17 @@ class Mcts:
             if draws is not None:
                 draws.clear()
         self.iterations += it
+
+    def compiled(self, sample: WorldSampler | None = None) -> bool:
+        """Whether ``search`` (with ``sample`` or not) runs on the compiled tree now."""
+        p = self.params
+        return (
+            p.tree == "compiled"
+            and (sample is None or bool(p.world_trees))
+            and p.leaf_playouts == 1
+            and self.kernel.name == "fast"
+            and compiled_tree_ready()
+        )
 
     def _search_compiled(
         self,
@@ -562,6 +571,9 @@ class Mcts:
         if halving and more:
             it += self._halve(trees[0], budget, stop_at, max_iterations - it, halving)
         sync_roots(root, trees)
+        visits = sum(t.iterations for t in trees)
+        if visits:
+            self.root_value = [sum(float(t.root_w[i]) for t in trees) / visits for i in range(4)]
         if self.params.mast_carry:
             self.mast = (trees[0].mast_w, trees[0].mast_n) if len(trees) == 1 else None
         self.iterations += it

@@ -1,11 +1,13 @@
 """Initial placement by evaluation: room to expand, distance from opponents, the shape
-of the free area, then, while the time allows, either playouts from the best few cells
-or each cell's territory (the free cells it is nearer than any other seat's stack)."""
+of the free area, then, while the time allows, the best few cells judged by playouts
+from there, by a short search from there, or by each cell's territory (the free cells
+it is nearer than any other seat's stack)."""
 
 from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from typing import Literal
 
 from state.game import GameState
@@ -112,14 +114,17 @@ def choose_placement(
     kernel: PlayoutKernel,
     policy: PlayoutPolicy,
     margin: float,
-    evaluation: Literal["playouts", "territory"] = "playouts",
+    evaluation: Literal["playouts", "search", "territory"] = "playouts",
+    judge: Callable[[GameState, float], float | None] | None = None,
 ) -> int:
     """The placement cell: the static best at once, then for ``time_fraction`` of the
     remaining time the best ``candidates`` cells by the static score are judged, the
     seats still to place after ours putting theirs on one of their three best cells by
-    the same score: by the mean reward of playouts from there to the end (``playouts``)
-    or by our mean territory once every seat has placed (``territory``). The highest
-    mean wins."""
+    the same score: by the mean reward of playouts from there to the end (``playouts``),
+    by ``judge`` (``search``: our value of the position once every seat has placed,
+    given the time it may take until; None, as when the compiled tree is not ready
+    yet: a playout instead) or by our mean territory once every seat has placed
+    (``territory``). The highest mean wins."""
     scores = static_placement_scores(state)
     ranked = sorted(scores, key=lambda c: -scores[c])
     best = ranked[0]
@@ -145,7 +150,10 @@ def choose_placement(
                 order = sorted(s, key=lambda c: -s[c])
                 state.place(order[rng.randrange(min(3, len(order)))])
                 placed += 1
-            if evaluation == "territory":
+            value = judge(state, stop_at) if evaluation == "search" and judge else None
+            if value is not None:
+                total[cell] += value
+            elif evaluation == "territory":
                 room = territory(state)
                 total[cell] += room[me - 1] + (room[ally - 1] if ally else 0.0)
             else:

@@ -32,10 +32,10 @@ from strategies.common import (
     slide_terms,
 )
 from strategies.hybrid import HybridStrategy
-from strategies.kernel import SPLIT_RULES, fast_available, wait_warm
+from strategies.kernel import SPLIT_RULES, PlayoutPolicy, fast_available, ready_kernel, wait_warm
 from strategies.mcts import COMPILED_CHUNK, COMPILED_OFFER_CHUNKS, Mcts, MctsParams
 from strategies.mcts_tree import Node, softmax
-from strategies.placement import territory
+from strategies.placement import choose_placement, territory
 from strategies.registry import STRATEGIES, make_strategy
 from strategies.yardsticks import flat_splits
 from tests.boards import random_play
@@ -207,6 +207,69 @@ def test_territory_placement_of_the_last_seat_takes_the_cell_of_most_territory()
         cell = last.place(state, Budget.seconds(30.0))
         best = max(_territory_after(state, c) for c in state.initial_positions())
         assert _territory_after(state, cell) == best
+
+
+def test_search_placement_takes_the_cell_of_the_best_mean_judged_value() -> None:
+    """``placement_eval=search``: each candidate is judged on the position once every
+    seat has placed, the best mean wins; a judge without an answer (None) leaves the
+    judging to a playout."""
+    setting = SETTINGS[1]
+    state = GameState(setting, random_geometry(setting, 8))
+    placer = make_strategy("hybrid", {"seed": 8, "placement_time_fraction": 0.0})
+    for _ in range(3):
+        state.place(placer.place(state, Budget.seconds(1.0)))
+    seen: list[int] = []
+
+    def judge(after: GameState, stop_at: float) -> float | None:
+        assert not after.placing and stop_at > time.monotonic() - 1.0
+        seen.append(after.stacks[4][0])
+        return territory(after)[3]
+
+    candidates = 200
+    cell = choose_placement(
+        state, Budget.seconds(30.0), random.Random(1), 0.001, candidates,
+        ready_kernel(), PlayoutPolicy(), 0.05, "search", judge,
+    )  # fmt: skip
+    assert set(seen) == set(state.initial_positions())  # every free border cell judged
+    assert _territory_after(state, cell) == max(
+        _territory_after(state, c) for c in state.initial_positions()
+    )
+    nothing: list[GameState] = []
+    cell = choose_placement(
+        state, Budget.seconds(30.0), random.Random(1), 0.001, candidates,
+        ready_kernel(), PlayoutPolicy(), 0.05, "search", lambda after, t: nothing.append(after),
+    )  # fmt: skip
+    assert nothing and cell in state.initial_positions()  # judged by playouts instead
+
+
+@pytest.mark.skipif(not fast_available(), reason="numba is not installed")
+@pytest.mark.parametrize("game", [1, 4])
+def test_search_placement_judges_by_the_placing_seats_value_of_a_compiled_search(
+    game: int,
+) -> None:
+    wait_warm(None)
+    setting = SETTINGS[game]
+    state = GameState(setting, random_geometry(setting, 9))
+    hybrid = make_strategy(
+        "hybrid", {"seed": 2, "placement_eval": "search", "placement_search": 300}
+    )
+    assert isinstance(hybrid, HybridStrategy)
+    hybrid.new_game(setting, 2)
+    state.place(hybrid.place(state, Budget.seconds(1.0)))
+    budget = Budget.seconds(1.0)
+    cell = hybrid.place(state, budget)
+    assert cell in state.initial_positions() and budget.info["placement_samples"] >= 1
+    state.place(cell)
+    for _ in range(2):
+        state.place(hybrid.place(state, Budget.seconds(1.0)))
+    # The judge's value: a seat's mean reward in a search from the full placement (each
+    # iteration's four add up to 1.75: the tree's tests), a reward of its own.
+    for seat in (1, 2, 3, 4):
+        value = hybrid._judge_placement(seat, state, float("inf"))
+        assert value is not None and 0.0 <= value <= 1.0 + 0.05
+    python = make_strategy("hybrid", {"placement_eval": "search", "tree": "python"})
+    assert isinstance(python, HybridStrategy)
+    assert python._judge_placement(1, state, float("inf")) is None
 
 
 def _territory_after(state: GameState, cell: int) -> float:
