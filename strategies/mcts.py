@@ -570,10 +570,9 @@ class Mcts:
                 self.offer(budget)
         if halving and more:
             it += self._halve(trees[0], budget, stop_at, max_iterations - it, halving)
-        sync_roots(root, trees)
-        visits = sum(t.iterations for t in trees)
-        if visits:
-            self.root_value = [sum(float(t.root_w[i]) for t in trees) / visits for i in range(4)]
+        sync_roots(root, trees)  # root.n: the trees' iterations
+        if root.n:
+            self.root_value = [sum(float(t.root_w[i]) for t in trees) / root.n for i in range(4)]
         if self.params.mast_carry:
             self.mast = (trees[0].mast_w, trees[0].mast_n) if len(trees) == 1 else None
         self.iterations += it

@@ -749,11 +749,6 @@ class CompiledTree:
         self.counts[1] = len(self.edges)
 
     @property
-    def iterations(self) -> int:
-        """The iterations run so far (the root's visits)."""
-        return int(self.node_n[0])
-
-    @property
     def expanded(self) -> int:
         return int(self.counts[4])
 
