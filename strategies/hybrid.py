@@ -288,21 +288,7 @@ class HybridParams(StrategyParams, MctsParams):
     w_mobility: float = Field(0.2, description="value of a free slide direction")
     # placement
     placement_time_fraction: float = Field(0.9, ge=0, le=1, description="time for playouts")
-    placement_candidates: int = Field(
-        6, ge=1, description="cells judged (placement_eval) among the best by the static score"
-    )
-    placement_eval: Literal["playouts", "search", "territory"] = Field(
-        "playouts",
-        description="how the placement judges its candidate cells once every seat has "
-        "placed (the later seats on cells of their best static scores): the mean reward "
-        "of playouts to the end, our value after a search of placement_search iterations "
-        "from there (the compiled tree; a playout until it is ready), or our mean "
-        "territory, the free cells nearer our stack than any other seat's "
-        "(strategies.placement.territory; game 4: the pair's)",
-    )
-    placement_search: int = Field(
-        1000, ge=1, description="iterations of each search of placement_eval=search"
-    )
+    placement_candidates: int = Field(6, ge=1, description="cells checked by playouts")
 
 
 SOURCE_TEMPER = 0.75
@@ -470,7 +456,6 @@ class HybridStrategy(Strategy):
 
     def place(self, state: GameState, budget: Budget) -> int:
         p = self.params
-        me = state.to_move
         return choose_placement(
             state,
             budget,
@@ -480,26 +465,7 @@ class HybridStrategy(Strategy):
             p.playout_kernel(),
             PlayoutPolicy(p.epsilon, p.samples, "area"),
             self.reward_margin,
-            p.placement_eval,
-            lambda after, stop_at: self._judge_placement(me, after, stop_at),
         )
-
-    def _judge_placement(self, me: int, state: GameState, stop_at: float) -> float | None:
-        """``placement_eval=search``: seat ``me``'s mean reward over a fresh search of
-        ``placement_search`` iterations (or until ``stop_at``) from ``state``, the position
-        once every seat has placed; None without the compiled tree (not ready yet, or
-        another tree chosen) or without an iteration."""
-        mcts = Mcts(
-            self.params.model_copy(update={"margin": self.reward_margin, "halving": 0}),
-            self.rng,
-        )
-        if not mcts.compiled():
-            return None
-        mcts.set_root(state)
-        mcts.expand_root(state)
-        mcts.search(state, Budget(stop_at), stop_at, self.params.placement_search)
-        value = mcts.root_value
-        return None if value is None else value[me - 1]
 
     def _move_worlds(
         self, state: GameState, budget: Budget, stop_at: float, start: float

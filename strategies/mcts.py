@@ -410,9 +410,6 @@ class Mcts:
         self.chosen: Edge | None = None
         # The last compiled search's MAST tables (``mast_carry``): (value sums, visits).
         self.mast: tuple[np.ndarray, np.ndarray] | None = None
-        # Each seat's mean reward over the last compiled search's iterations (its value
-        # of the root position, every seat's, not only the mover's), or None.
-        self.root_value: list[float] | None = None
 
     # --------------------------------------------------------------------- root
     def set_root(self, state: GameState) -> None:
@@ -474,7 +471,6 @@ class Mcts:
         rng = self.rng
         assert self.root is not None
         self.chosen = None
-        self.root_value = None
         self.kernel = self.params.playout_kernel()
         self.policy = self.params.playout_policy()
         if self.params.playout_splits and self.split_rules:
@@ -570,9 +566,7 @@ class Mcts:
                 self.offer(budget)
         if halving and more:
             it += self._halve(trees[0], budget, stop_at, max_iterations - it, halving)
-        sync_roots(root, trees)  # root.n: the trees' iterations
-        if root.n:
-            self.root_value = [sum(float(t.root_w[i]) for t in trees) / root.n for i in range(4)]
+        sync_roots(root, trees)
         if self.params.mast_carry:
             self.mast = (trees[0].mast_w, trees[0].mast_n) if len(trees) == 1 else None
         self.iterations += it

@@ -1,20 +1,16 @@
 """Initial placement by evaluation: room to expand, distance from opponents, the shape
-of the free area, then, while the time allows, the best few cells judged by playouts
-from there, by a short search from there, or by each cell's territory (the free cells
-it is nearer than any other seat's stack)."""
+of the free area, then playouts from the best few cells while the time allows."""
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
-from typing import Literal
 
 from state.game import GameState
 from state.geometry import FREE
 from strategies.base import Budget
 from strategies.common import score_rewards
-from strategies.kernel import PlayoutKernel, PlayoutPolicy, board_of
+from strategies.kernel import PlayoutKernel, PlayoutPolicy
 
 
 def static_placement_scores(state: GameState) -> dict[int, float]:
@@ -63,48 +59,6 @@ def static_placement_scores(state: GameState) -> dict[int, float]:
     return out
 
 
-def territory(state: GameState) -> list[float]:
-    """Each seat's territory (index 0 is seat 1): the free cells its stacks are nearer
-    to, in steps to any of the eight neighbouring cells over free cells, than every other
-    seat's; a cell as near to several seats is shared among them. Free cells no seat can
-    reach count for none. Room to grow the one region a score is made of, with the
-    contest for it: what a seat walled in by the others' stacks lacks."""
-    owner = state.owner
-    around = board_of(state.geometry).around
-    near: dict[int, int] = {}  # cell -> steps from the nearest stack
-    seats: dict[int, list[int]] = {}  # cell -> the seats at that distance
-    frontier: list[int] = []
-    for p in (1, 2, 3, 4):
-        for c in state.stacks[p]:
-            if owner[c] == p:
-                near[c] = 0
-                seats.setdefault(c, []).append(p)
-                frontier.append(c)
-    step = 0
-    while frontier:
-        step += 1
-        reached: list[int] = []
-        for c in frontier:
-            for nb in around[c]:
-                if owner[nb] != FREE:
-                    continue
-                if nb not in near:
-                    near[nb] = step
-                    seats[nb] = []
-                    reached.append(nb)
-                if near[nb] == step:
-                    for p in seats[c]:
-                        if p not in seats[nb]:
-                            seats[nb].append(p)
-        frontier = reached
-    out = [0.0, 0.0, 0.0, 0.0]
-    for c, ps in seats.items():
-        if near[c]:
-            for p in ps:
-                out[p - 1] += 1.0 / len(ps)
-    return out
-
-
 def choose_placement(
     state: GameState,
     budget: Budget,
@@ -114,17 +68,10 @@ def choose_placement(
     kernel: PlayoutKernel,
     policy: PlayoutPolicy,
     margin: float,
-    evaluation: Literal["playouts", "search", "territory"] = "playouts",
-    judge: Callable[[GameState, float], float | None] | None = None,
 ) -> int:
-    """The placement cell: the static best at once, then for ``time_fraction`` of the
-    remaining time the best ``candidates`` cells by the static score are judged, the
-    seats still to place after ours putting theirs on one of their three best cells by
-    the same score: by the mean reward of playouts from there to the end (``playouts``),
-    by ``judge`` (``search``: our value of the position once every seat has placed,
-    given the time it may take until; None, as when the compiled tree is not ready
-    yet: a playout instead) or by our mean territory once every seat has placed
-    (``territory``). The highest mean wins."""
+    """The placement cell: the static best at once, then playouts from the best
+    ``candidates`` cells (others place by the static score, with some noise) for
+    ``time_fraction`` of the remaining time, highest mean reward wins."""
     scores = static_placement_scores(state)
     ranked = sorted(scores, key=lambda c: -scores[c])
     best = ranked[0]
@@ -133,10 +80,6 @@ def choose_placement(
     if len(top) == 1 or time_fraction <= 0:
         return best
     me = state.to_move
-    ally = state.setting.partner(me)
-    # The territory once every seat has placed is the same each time when no seat
-    # places after ours: one round tells it.
-    last = evaluation == "territory" and state.placed == 3
     stop_at = time.monotonic() + max(0.0, budget.remaining()) * time_fraction
     total = {c: 0.0 for c in top}
     visits = {c: 0 for c in top}
@@ -150,23 +93,14 @@ def choose_placement(
                 order = sorted(s, key=lambda c: -s[c])
                 state.place(order[rng.randrange(min(3, len(order)))])
                 placed += 1
-            value = judge(state, stop_at) if evaluation == "search" and judge else None
-            if value is not None:
-                total[cell] += value
-            elif evaluation == "territory":
-                room = territory(state)
-                total[cell] += room[me - 1] + (room[ally - 1] if ally else 0.0)
-            else:
-                final = kernel.scores(state, policy, rng)
-                total[cell] += score_rewards(state.setting, final, margin)[me - 1]
+            final = kernel.scores(state, policy, rng)
+            total[cell] += score_rewards(state.setting, final, margin)[me - 1]
             visits[cell] += 1
             for _ in range(placed):
                 state.undo()
             if budget.expired():
                 break
         rounds += 1
-        if last:
-            break
     if rounds == 0:
         return best
     spread = (max(scores.values()) - min(scores.values())) or 1.0
@@ -177,5 +111,5 @@ def choose_placement(
         ),
     )
     budget.offer_placement(best)
-    budget.info.update({"placement_samples": float(sum(visits.values()))})
+    budget.info.update({"placement_playouts": float(sum(visits.values()))})
     return best

@@ -485,7 +485,7 @@ def _run(
     seat_rules: Any, seat_splits: Any, partner: Any, points_table: Any,
     node_i: Any, node_n: Any, edge_i: Any, edge_f: Any, edge_n: Any, split_i: Any,
     split_w: Any, counts: Any, rng: Any, iterations: int, stream: Any, turns: Any,
-    mast_w: Any, mast_n: Any, root_w: Any,
+    mast_w: Any, mast_n: Any,
 ) -> int:  # fmt: skip
     """Up to ``iterations`` iterations from node 0; the number done (fewer when the
     arrays might not hold the next one). ``config``: c_puct, fpu (both at ``me``'s
@@ -502,8 +502,7 @@ def _run(
     ``mast_n`` not empty (then ``turns`` has room for a playout): each seat's reward sum
     and count per cell it took in an iteration, in the tree and in the playout, learned
     here and read by the playouts' greedy moves (``fast._mast_slide``) and, with MAST
-    visits, by the tree policy (``_select_edge``). ``root_w``: each seat's reward sum
-    over the iterations (every seat's value of the root position, not only its mover's)."""
+    visits, by the tree policy (``_select_edge``)."""
     c_puct, fpu, c_split = config[0], config[1], config[2]
     pw_c, pw_alpha, temperature = config[3], config[4], config[5]
     margin, paranoia, epsilon, mast_visits = config[6], config[7], config[8], config[9]
@@ -622,8 +621,6 @@ def _run(
                 mast_n, n, own, last,
             )  # fmt: skip
         node_n[0] += 1
-        for i in range(4):
-            root_w[i] += r[i]
         for i in range(depth):
             j = path_edge[i]
             item = path_item[i]
@@ -717,8 +714,6 @@ class CompiledTree:
         self.split_i = np.empty((2 * edges, SPLIT_COLS), np.int32)
         self.split_w = np.zeros(2 * edges, np.float64)
         self.counts = np.zeros(5, np.int64)
-        # Each seat's reward sum over the iterations (``rewards``).
-        self.root_w = np.zeros(4, np.float64)
         self.rng = np.array([seed & (2**64 - 1)], np.uint64)
         self.stream = np.empty(0, np.float64)
         cells = len(state.owner)
@@ -764,7 +759,7 @@ class CompiledTree:
             self.ints, self.seat_rules, self.seat_splits, self.partner, self.points,
             self.node_i, self.node_n, self.edge_i, self.edge_f, self.edge_n, self.split_i,
             self.split_w, self.counts, self.rng, iterations, self.stream, self.turns,
-            self.mast_w, self.mast_n, self.root_w,
+            self.mast_w, self.mast_n,
         )  # fmt: skip
         return int(done)
 
