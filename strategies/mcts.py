@@ -278,18 +278,6 @@ class MctsParams(BaseModel):
             'learned afresh every search; docs/strength.md, "MAST carried")'
         ),
     )
-    flat_other: int = Field(
-        0,
-        ge=0,
-        le=1_000_000,
-        description=(
-            "tree=compiled: at the nodes of the seats outside our team, a slide is valued "
-            "by the mean reward of its first this many visits only, before the tree below "
-            "it grows: those seats modelled as 1-ply players (flatmc: best slide by "
-            "playouts) instead of max^n searchers that foresee our replies (0: every "
-            'visit, max^n; docs/strength.md, "Stop 100")'
-        ),
-    )
     halving: int = Field(
         0,
         ge=0,

@@ -300,7 +300,7 @@ def test_slides_are_selected_as_the_python_tree_selects(
     for mast_visits in (0.0, 2.0):  # no MAST tables: the MAST visits change nothing
         got = _select_edge(
             0, node_i, np.array([node.n]), edge_f, edge_n, c_puct, fpu, edge_i, none,
-            none.astype(np.int64), mast_visits, split_i, split_w, split_value, 0,
+            none.astype(np.int64), mast_visits, split_i, split_w, split_value,
         )  # fmt: skip
         assert node.edges[got] is want
 
@@ -343,7 +343,7 @@ def test_mast_visits_start_each_slide_from_its_cells_learned_value(
     none = np.zeros((0, 0))
     got = _select_edge(
         0, node_i, np.array([visits]), edge_f, edge_n, c_puct, 0.1, edge_i, mast_w, mast_n,
-        mast_visits, none.astype(np.int32), np.zeros(0), 0.0, 0,
+        mast_visits, none.astype(np.int32), np.zeros(0), 0.0,
     )  # fmt: skip
 
     def u(j: int) -> float:
@@ -354,84 +354,6 @@ def test_mast_visits_start_each_slide_from_its_cells_learned_value(
 
     best = max(u(j) for j in range(len(stats)))
     assert u(got) == pytest.approx(best, abs=1e-12)
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    stats=st.lists(
-        st.tuples(st.integers(0, 30), st.floats(0, 1), st.floats(0, 1)), min_size=2, max_size=20
-    ),
-    flat=st.sampled_from([1, 4, 16]),
-)
-def test_a_flat_seats_slides_are_valued_by_their_first_visits(
-    stats: list[tuple[int, float, float]], flat: int
-) -> None:
-    """``flat_other``: a slide's value in the tree policy is the mean reward of its first
-    ``flat`` visits (``edge_f[j, 2]``), not of all of them; an unvisited slide is worth
-    the node's mean over every visit less first-play urgency. Compared with PUCT
-    computed here."""
-    node_i = np.zeros((1, 5), np.int32)
-    node_i[0, N_MOVER], node_i[0, N_FIRST], node_i[0, N_EDGES] = 2, 0, len(stats)
-    edge_f = np.zeros((len(stats), 3))
-    edge_n = np.zeros(len(stats), np.int64)
-    for j, (n, early, mean) in enumerate(stats):
-        edge_f[j] = (1.0 / len(stats), mean * n, early * min(n, flat))
-        edge_n[j] = n
-    visits = int(edge_n.sum()) + 1
-    c_puct, fpu = 1.0, 0.1
-    none = np.zeros((0, 0))
-    got = _select_edge(
-        0, node_i, np.array([visits]), edge_f, edge_n, c_puct, fpu,
-        np.zeros((len(stats), EDGE_COLS), np.int32), none, none.astype(np.int64), 0.0,
-        none.astype(np.int32), np.zeros(0), 0.5, flat,
-    )  # fmt: skip
-    seen = int(edge_n.sum())
-    parent = float(edge_f[:, 1].sum()) / seen - fpu if seen else 0.5
-
-    def u(j: int) -> float:
-        n = int(edge_n[j])
-        q = edge_f[j, 2] / min(n, flat) if n else parent
-        return float(q + c_puct * edge_f[j, 0] * math.sqrt(visits + 1) / (1 + n))
-
-    assert u(got) == pytest.approx(max(u(j) for j in range(len(stats))), abs=1e-12)
-
-
-@pytest.mark.parametrize("game", [1, 4])
-def test_flat_other_keeps_the_first_visits_rewards_of_the_other_seats_slides(game: int) -> None:
-    """Each slide keeps the reward sum of its first ``flat_other`` visits beside the sum
-    of all of them, iteration by iteration; our own node (the root) still values its
-    slides by every visit; and the search plays a legal move."""
-    wait_warm(None)
-    state = position(game, 3 + game, 10)
-    flat = 3
-    params = HybridParams(flat_other=flat)
-    root = Node(state.to_move, state.hash)
-    expand(root, state, params.prior_temperature)
-    assert root.edges
-    tree = CompiledTree(state, root, params, params.playout_policy(), {}, 7, 1 << 14)
-    assert tree.config[14] == flat
-    for _ in range(400):
-        used = int(tree.counts[1])
-        n0, f0 = tree.edge_n[:used].copy(), tree.edge_f[:used].copy()
-        ours = _select_edge(
-            0, tree.node_i, tree.node_n, tree.edge_f, tree.edge_n, params.c_puct, params.fpu,
-            tree.edge_i, tree.mast_w, tree.mast_n, 0.0, tree.split_i, tree.split_w, 0.0, 0,
-        )  # fmt: skip
-        assert tree.run(1) == 1
-        assert tree.edge_n[ours] == n0[ours] + 1  # the root's slide, by all its visits
-        grew = np.nonzero(tree.edge_n[:used] > n0)[0]
-        assert len(grew)
-        for j in grew:
-            gained = tree.edge_f[j, 1] - f0[j, 1]
-            early = tree.edge_f[j, 2] - f0[j, 2]
-            assert early == pytest.approx(gained if tree.edge_n[j] <= flat else 0.0, abs=1e-12)
-    used = int(tree.counts[1])
-    assert (tree.edge_n[:used] > flat).any()
-    mcts = Mcts(params, random.Random(1))
-    mcts.set_root(state)
-    mcts.search(state, Budget.seconds(60), float("inf"), max_iterations=300)
-    move = mcts.best()
-    assert move is not None and move in state.legal_moves()
 
 
 @settings(max_examples=300, deadline=None)

@@ -26,8 +26,7 @@ the next iteration might not fit):
 - nodes: ``node_i[k] = (to_move, first edge, edges or -1 if not expanded, pass
   child or -1, terminal)``, ``node_n[k]`` visits;
 - edges: ``edge_i[j] = (cell, dst, direction index, count, area guess, first split,
-  last split, splits open, fixed split)``, ``edge_f[j] = (prior, reward sum, reward
-  sum of the first visits)``,
+  last split, splits open, fixed split)``, ``edge_f[j] = (prior, reward sum)``,
   ``edge_n[j]`` visits;
 - splits (a chain per edge in the order opened): ``split_i[s] = (size, visits,
   child or -1, next or -1)``, ``split_w[s]`` reward sum.
@@ -230,7 +229,6 @@ def _expand(
             edge_i[j, E_AREA] = area
             edge_n[j] = 0
             edge_f[j, 1] = 0.0
-            edge_f[j, 2] = 0.0
             key = _slide_key(
                 owner, sheep, first, nb_off, nb_cells, pw, label, size, me, ally_of[me],
                 cell, dst, area, weights,
@@ -309,21 +307,18 @@ def _candidate(count_in: int, area_in: int, index: int) -> int:
 def _select_edge(
     k: int, node_i: Any, node_n: Any, edge_f: Any, edge_n: Any, c_puct: float, fpu: float,
     edge_i: Any, mast_w: Any, mast_n: Any, mast_visits: float, split_i: Any, split_w: Any,
-    split_value: float, flat: int,
+    split_value: float,
 ) -> int:  # fmt: skip
     """``mcts_tree.select_edge`` (every edge available). With ``mast_visits`` above 0
     and the MAST tables learned, a slide's value starts from the mover's learned value
     of the cell it lands on, worth that many visits, instead of first-play urgency.
     ``split_value`` is the share of a visited slide's value taken from the mean of its
-    most visited split (``E_TOP``) instead of its own mean (``mcts_tree.Edge.value``).
-    With ``flat`` above 0 a visited slide's value is the mean reward of its first
-    ``flat`` visits only (``MctsParams.flat_other``: a 1-ply player's value of the slide,
-    before the tree below it grows), and neither MAST nor ``split_value`` applies."""
+    most visited split (``E_TOP``) instead of its own mean (``mcts_tree.Edge.value``)."""
     start = node_i[k, N_FIRST]
     end = start + node_i[k, N_EDGES]
     learned = mast_visits > 0 and mast_n.shape[0] > 0
     parent_q = 0.0
-    if not learned or flat > 0:  # the first-play value (with MAST visits each slide has its own)
+    if not learned:  # the first-play value (with MAST visits each slide has its own)
         nq = 0
         for j in range(start, end):
             if edge_n[j]:
@@ -336,13 +331,6 @@ def _select_edge(
     best = start
     for j in range(start, end):
         n = edge_n[j]
-        if flat > 0:
-            q = edge_f[j, 2] / min(n, flat) if n else parent_q
-            u = q + c_puct * edge_f[j, 0] * sqrt_n / (1 + n)
-            if u > best_u:
-                best_u = u
-                best = j
-            continue
         w = edge_f[j, 1]  # the reward sum, that share of it from the top split's mean
         if n and split_value > 0:
             t = edge_i[j, E_TOP]
@@ -504,9 +492,8 @@ def _run(
     nodes), c_split, pw_c, pw_alpha, temperature (the priors' at ``me``'s nodes), margin,
     paranoia, epsilon, MAST visits, fpu and c_puct at the other seats' nodes, the split
     value share (``_select_edge``), the priors' temperature at the other seats' nodes,
-    the first visits that value a slide at the nodes of seats outside ``me``'s team
-    (``MctsParams.flat_other``; 0: every visit), then the priors' key weights at
-    ``me``'s nodes and at the others' (``MctsParams.prior_weights_at``);
+    then the priors' key weights at ``me``'s nodes and at the others'
+    (``MctsParams.prior_weights_at``);
     ``ints``: pw_base, depth cap, samples, the playouts' split mode
     (``PlayoutPolicy.split_code``), cutoff, me, the widest expansion, the root slide
     every iteration takes (``FORCED``; -1: the tree policy's choice), the pairs'
@@ -520,9 +507,9 @@ def _run(
     pw_c, pw_alpha, temperature = config[3], config[4], config[5]
     margin, paranoia, epsilon, mast_visits = config[6], config[7], config[8], config[9]
     fpu_other, c_other, split_value = config[10], config[11], config[12]
-    temperature_other, flat_other = config[13], int(config[14])
-    terms = (config.shape[0] - 15) // 2
-    weights, weights_other = config[15 : 15 + terms], config[15 + terms :]
+    temperature_other = config[13]
+    terms = (config.shape[0] - 14) // 2
+    weights, weights_other = config[14 : 14 + terms], config[14 + terms :]
     pw_base, depth_cap, samples, splits = ints[0], ints[1], ints[2], ints[3]
     cutoff, me, widest, forced = ints[4], ints[5], ints[6], ints[FORCED]
     own = ints[NST_OWN] != 0
@@ -581,11 +568,10 @@ def _run(
             if depth == 0 and forced >= 0:
                 j = forced  # sequential halving gives the root slide (``Mcts._halve``)
             else:
-                flat = 0 if to_move == me or to_move == partner[me] else flat_other
                 j = _select_edge(
                     k, node_i, node_n, edge_f, edge_n, c_puct if to_move == me else c_other,
                     fpu if to_move == me else fpu_other, edge_i, mast_w, mast_n, mast_visits,
-                    split_i, split_w, split_value, flat,
+                    split_i, split_w, split_value,
                 )  # fmt: skip
             s = _choose_split(
                 j, edge_i, edge_n, split_i, split_w, counts, c_split, pw_base, pw_c, pw_alpha
@@ -644,8 +630,6 @@ def _run(
             reward = r[path_mover[i] - 1]
             edge_n[j] += 1
             edge_f[j, 1] += reward
-            if edge_n[j] <= flat_other:
-                edge_f[j, 2] += reward
             split_i[item, S_N] += 1
             split_w[item] += reward
             top = edge_i[j, E_TOP]
@@ -698,8 +682,7 @@ class CompiledTree:
                 params.c_puct, params.fpu, params.c_split, params.pw_c, params.pw_alpha,
                 params.prior_temperature, params.margin, params.paranoia, policy.epsilon,
                 params.mast_visits, params.fpu_other, params.other_c_puct,
-                params.split_value, params.other_prior_temperature, params.flat_other,
-                *params.prior_weights,
+                params.split_value, params.other_prior_temperature, *params.prior_weights,
                 *params.other_prior_weights,
             ],
             np.float64,
@@ -726,7 +709,7 @@ class CompiledTree:
         self.node_i = np.empty((nodes, NODE_COLS), np.int32)
         self.node_n = np.zeros(nodes, np.int64)
         self.edge_i = np.empty((edges, EDGE_COLS), np.int32)
-        self.edge_f = np.empty((edges, 3), np.float64)
+        self.edge_f = np.empty((edges, 2), np.float64)
         self.edge_n = np.zeros(edges, np.int64)
         self.split_i = np.empty((2 * edges, SPLIT_COLS), np.int32)
         self.split_w = np.zeros(2 * edges, np.float64)
@@ -748,7 +731,7 @@ class CompiledTree:
         index = {key: k for k, key in enumerate(DIRECTION_KEYS)}
         for j, e in enumerate(self.edges):
             self.edge_i[j, :E_HEAD] = (e.cell, e.dst, index[e.direction], e.count, e.area)
-            self.edge_f[j] = (e.prior, 0.0, 0.0)
+            self.edge_f[j] = (e.prior, 0.0)
             head = tail = -1
             for sp in e.splits:
                 s = _new_split(self.split_i, self.split_w, self.counts, sp.split)
