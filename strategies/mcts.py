@@ -155,6 +155,16 @@ class MctsParams(BaseModel):
         "heuristic-random", description="playout policy (see strategies/mcts.py)"
     )
     epsilon: float = Field(0.3, ge=0, le=1, description="random share of playout moves")
+    epsilon_other: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description=(
+            "random share of the playout moves of the seats outside the searching seat's "
+            "team (none: epsilon for every seat); lower plays them greedier, as a field "
+            'that boxes us in does (docs/strength.md, "Stop 101")'
+        ),
+    )
     samples: int = Field(3, ge=1, description="slides sampled by a greedy playout move")
     fpu: float = Field(
         0.1, ge=0, description="first-play urgency reduction at the searching seat's nodes"
@@ -320,14 +330,20 @@ class MctsParams(BaseModel):
             )
         return value
 
-    def playout_policy(self) -> PlayoutPolicy:
-        """The kernel's policy for ``playout``."""
+    def playout_policy(self, state: GameState | None = None) -> PlayoutPolicy:
+        """The kernel's policy for ``playout``; with ``state``, a search's from it: the
+        seats outside the team of the seat to move at ``epsilon_other``."""
         rule = SPLIT_RULES.index(self.playout_split_rule)
         seats = (0, rule, rule, rule, rule)
         if self.playout == "random":
             return PlayoutPolicy(seat_splits=seats, cutoff=self.playout_cutoff)
         splits = PLAYOUT_SPLITS[self.playout]
-        return PlayoutPolicy(self.epsilon, self.samples, splits, seats, self.playout_cutoff)
+        policy = PlayoutPolicy(self.epsilon, self.samples, splits, seats, self.playout_cutoff)
+        if state is None or self.epsilon_other is None:
+            return policy
+        team = {state.to_move, state.setting.partner(state.to_move)}
+        others = [seat for seat in (1, 2, 3, 4) if seat not in team]
+        return policy.with_epsilon(others, self.epsilon_other)
 
     def playout_kernel(self) -> PlayoutKernel:
         """The kernel to play out with now (the Python one while the fast one compiles)."""
@@ -472,7 +488,7 @@ class Mcts:
         assert self.root is not None
         self.chosen = None
         self.kernel = self.params.playout_kernel()
-        self.policy = self.params.playout_policy()
+        self.policy = self.params.playout_policy(state)
         if self.params.playout_splits and self.split_rules:
             self.policy = self.policy.with_rules(self.split_rules)
         if self.compiled(sample):

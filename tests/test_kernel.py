@@ -62,6 +62,10 @@ POLICIES = st.sampled_from(
         PlayoutPolicy(0.3, 3, "safe").with_rules({2: "half", 3: "one"}),
         PlayoutPolicy.uniform().with_rules({1: "all-but-one", 4: "half"}),
         PlayoutPolicy(0.3, 3, "area").with_rules({1: "one", 2: "half", 3: "all-but-one"}),
+        # Seats with random shares of their own (MctsParams.epsilon_other).
+        PlayoutPolicy(0.3, 3, "random").with_epsilon([2, 4], 0.0),
+        PlayoutPolicy(0.3, 3, "safe").with_epsilon([1, 3], 0.1).with_rules({2: "half"}),
+        PlayoutPolicy(0.0, 3, "area").with_epsilon([3], 1.0),
     ]
 )
 
@@ -360,6 +364,48 @@ def test_seat_split_rules_are_named_and_checked() -> None:
     assert [PlayoutPolicy(splits=m).split_code for m in ("random", "area", "safe")] == [0, 1, 2]
     with pytest.raises(ValueError, match="'thirds' for seat 2"):
         policy.with_rules({2: "thirds"})
+
+
+def test_seat_random_shares_are_kept_and_checked() -> None:
+    policy = PlayoutPolicy(0.3, 3, "area")
+    assert policy.epsilons == (0.3,) * 5
+    greedy = policy.with_epsilon([2, 4], 0.0)
+    assert greedy.epsilons == (0.3, 0.3, 0.0, 0.3, 0.0)
+    assert greedy.with_epsilon([1], 1.0).epsilons == (0.3, 1.0, 0.0, 0.3, 0.0)
+    with pytest.raises(ValueError, match="no seat 5"):
+        policy.with_epsilon([5], 0.1)
+    for shares in [(0.3, 0.3, 0.3), (0.3, 0.3, 1.5, 0.3, 0.3), (0, float("nan"), 0, 0, 0)]:
+        with pytest.raises(ValueError, match="seat_epsilon must be empty or 5 shares"):
+            PlayoutPolicy(seat_epsilon=shares)
+
+
+@pytest.mark.parametrize("name", ["python", pytest.param("fast", marks=needs_fast)])
+def test_each_seat_plays_by_its_own_random_share(name: KernelName) -> None:
+    """A policy giving every seat the policy's share plays the plain policy's game; a
+    seat given its own share makes the first move a policy of that share for all
+    makes (the seat to move is 2 or 3 here, so a share read off the wrong seat shows),
+    and the shares differ in what they play."""
+    kernel = get_kernel(name)
+    differ = 0
+    for seed in range(12):
+        state = position(1, seed, 5 + seed % 2)
+        assert state.to_move in (2, 3)
+        uniforms = stream(seed)
+        plain = PlayoutPolicy(0.3, 3, "random")
+        same = plain.with_epsilon([1, 2, 3, 4], 0.3)
+        assert kernel.play_stream(state, same, uniforms) == kernel.play_stream(
+            state, plain, uniforms
+        )
+        mover, others = state.to_move, [p for p in (1, 2, 3, 4) if p != state.to_move]
+        for share in (0.0, 1.0):
+            mixed = replace(plain, epsilon=1.0 - share).with_epsilon([mover], share)
+            assert mixed.epsilons[others[0]] == 1.0 - share
+            alone = replace(plain, epsilon=share)
+            first = kernel.play_stream(state, mixed, uniforms).turns[0]
+            assert first == kernel.play_stream(state, alone, uniforms).turns[0]
+        greedy = kernel.play_stream(state, replace(plain, epsilon=0.0), uniforms).turns[0]
+        differ += greedy != kernel.play_stream(state, PlayoutPolicy.uniform(), uniforms).turns[0]
+    assert differ >= 4
 
 
 def test_kernel_starts_from_the_state_as_it_is() -> None:

@@ -622,6 +622,39 @@ def test_playout_split_rule_is_every_seats_split(playout: str, split: str) -> No
         MctsParams(playout_split_rule="thirds")
 
 
+@pytest.mark.parametrize("tree", ["python", "compiled"])
+@pytest.mark.parametrize(("game", "mover", "team"), [(1, 2, {2}), (4, 1, {1, 3}), (4, 4, {2, 4})])
+def test_epsilon_other_is_the_random_share_of_the_seats_outside_our_team(
+    game: int, mover: int, team: set[int], tree: str
+) -> None:
+    """``epsilon_other`` gives the seats outside the searching seat's team (its
+    partner's in game 4 keeps ``epsilon``) their own share in the search's playouts;
+    unset, every seat plays at ``epsilon``; the search runs on it to a legal move."""
+    setting, rng = SETTINGS[game], random.Random(9)
+    state = GameState(setting, random_geometry(setting, 9))
+    random_placement(state, rng)
+    random_play(state, rng, 8 + mover - 1)
+    assert state.to_move == mover and len(state.slides()) >= 4
+    params = MctsParams(epsilon_other=0.05, tree=tree)
+    shares = params.playout_policy(state).epsilons
+    assert [shares[p] for p in (1, 2, 3, 4)] == [0.3 if p in team else 0.05 for p in (1, 2, 3, 4)]
+    assert MctsParams().playout_policy(state) == MctsParams().playout_policy()
+    assert (
+        MctsParams(playout="random", epsilon_other=0.05).playout_policy(state).epsilons
+        == (1.0,) * 5
+    ), "uniformly random playouts have no greedy moves to share out"
+    wait_warm(None)
+    mcts = Mcts(params, random.Random(3))
+    assert mcts.compiled() == (tree == "compiled" and fast_available())
+    mcts.set_root(state)
+    mcts.search(state, Budget.seconds(30), time.monotonic() + 30, max_iterations=300)
+    assert mcts.policy.epsilons == shares
+    move = mcts.best()
+    assert move is not None and move in state.legal_moves()
+    with pytest.raises(ValueError, match="epsilon_other"):
+        MctsParams(epsilon_other=1.5)
+
+
 LEARNED = (0.7, -2.1, 0.4, -1.0, 0.0, 0.6, 0.5)
 """Prior weights unlike the hand-set ones: uncapped room and the foes count in."""
 

@@ -520,7 +520,7 @@ def first_turn(
     _scores(
         np.array(state.owner, np.int64), np.array(state.sheep, np.int64),
         state.to_move, np.array(state.done, np.bool_), *tables_of(state.geometry),
-        0.0, 256, False, np.zeros(5, np.int64), 0, seed, np.empty(0), turns,
+        np.zeros(5), 256, False, np.zeros(5, np.int64), 0, seed, np.empty(0), turns,
         mast_w, mast_n, last, own,
     )  # fmt: skip
     return turns[0]

@@ -25,7 +25,9 @@ with no free direction and all but one off a source left with none, the two case
 in which a random size strands sheep for good. ``epsilon=1`` is uniformly random
 play. A seat can be given a fixed split rule instead
 (``seat_splits``: in half, one sheep, all but one), the rule the opponent model has
-seen it follow (``strategies.opponents``).
+seen it follow (``strategies.opponents``), and a random share of its own
+(``seat_epsilon``: the searching seat's team playing as ``epsilon`` says and the other
+seats greedier or more random, ``MctsParams.epsilon_other``).
 
 A playout can stop early (``cutoff``: the turns it plays before the position is
 evaluated; 0 plays to the end). The evaluation (``estimated_scores`` in both
@@ -47,7 +49,7 @@ import logging
 import os
 import random
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol, get_args
 
@@ -89,13 +91,16 @@ class PlayoutPolicy:
     ``seat_splits[seat]`` (index 0 unused) is an index of ``SPLIT_RULES``: 0 splits as
     the policy does, 1 in half (``count // 2``), 2 one sheep, 3 all but one.
     ``cutoff`` > 0: the playout stops after that many turns (passes included) and
-    the position is evaluated instead of scored (see the module docstring)."""
+    the position is evaluated instead of scored (see the module docstring).
+    ``seat_epsilon``: each seat's random share (index 0 unused), or empty: ``epsilon``
+    for every seat."""
 
     epsilon: float = 1.0
     samples: int = 1
     splits: SplitMode = "random"
     seat_splits: tuple[int, int, int, int, int] = NO_SEAT_SPLITS
     cutoff: int = 0
+    seat_epsilon: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if self.splits not in SPLIT_MODES:
@@ -107,6 +112,13 @@ class PlayoutPolicy:
         ):
             raise ValueError(
                 f"seat_splits must be 5 indices of {SPLIT_RULES}, not {self.seat_splits!r}"
+            )
+        if self.seat_epsilon and (
+            len(self.seat_epsilon) != 5 or not all(0 <= e <= 1 for e in self.seat_epsilon)
+        ):
+            raise ValueError(
+                "seat_epsilon must be empty or 5 shares in [0, 1] (index 0 unused), "
+                f"not {self.seat_epsilon!r}"
             )
 
     @classmethod
@@ -128,6 +140,22 @@ class PlayoutPolicy:
                 raise ValueError(f"no split rule {name!r} for seat {seat} (rules: {SPLIT_RULES})")
             codes[seat] = SPLIT_RULES.index(name)
         return replace(self, seat_splits=(codes[0], codes[1], codes[2], codes[3], codes[4]))
+
+    @property
+    def epsilons(self) -> tuple[float, ...]:
+        """Each seat's random share, index 0 unused (``seat_epsilon``, else ``epsilon``
+        for all)."""
+        return self.seat_epsilon or (self.epsilon,) * 5
+
+    def with_epsilon(self, seats: Iterable[int], epsilon: float) -> PlayoutPolicy:
+        """This policy with ``epsilon`` as the random share of ``seats``; the other
+        seats keep theirs."""
+        shares = list(self.epsilons)
+        for seat in seats:
+            if not 1 <= seat <= 4:
+                raise ValueError(f"no seat {seat} (seats are 1-4)")
+            shares[seat] = epsilon
+        return replace(self, seat_epsilon=tuple(shares))
 
 
 @dataclass(frozen=True, slots=True)

@@ -317,7 +317,7 @@ def _play(
     ray_cells: Any,
     nb_off: Any,
     nb_cells: Any,
-    epsilon: float,
+    epsilon: Any,
     samples: int,
     splits: int,
     seat_splits: Any,
@@ -332,7 +332,8 @@ def _play(
     last: Any,
     own: bool,
 ) -> tuple[int, bool]:
-    """``pure.play`` on arrays, the seats' movable stacks in ``live`` (filled here);
+    """``pure.play`` on arrays, the seats' movable stacks in ``live`` (filled here),
+    ``epsilon`` each seat's random share (``PlayoutPolicy.epsilons``, ``epsilon_array``);
     returns the turns played (recorded in ``turns`` if it has room) and whether the
     game ended. ``mast_w``/``mast_n`` not empty: the greedy moves pick by their learned
     values (``_mast_slide``) instead of the room heuristic; ``last``: the cells the
@@ -358,7 +359,8 @@ def _play(
             return played, False
         slide = -1
         if not done[p] and live_n[p] > 0:
-            if epsilon >= 1.0 or _uniform(stream, pos) < epsilon:
+            e = epsilon[p]
+            if e >= 1.0 or _uniform(stream, pos) < e:
                 pick = int(_uniform(stream, pos) * (live_n[p] << 3))
                 slide = 8 * live[p, pick >> 3] + (pick & 7)
                 if owner[first[slide]] != 0:
@@ -541,7 +543,7 @@ def _scores(
     pw: Any,
     ar_off: Any,
     ar_cells: Any,
-    epsilon: float,
+    epsilon: Any,
     samples: int,
     splits: int,
     seat_splits: Any,
@@ -614,6 +616,11 @@ def seat_array(seat_splits: tuple[int, ...]) -> Any:
     return np.array(seat_splits, np.int64)
 
 
+def epsilon_array(policy: PlayoutPolicy) -> Any:
+    """``PlayoutPolicy.epsilons`` as the compiled code takes it."""
+    return np.array(policy.epsilons, np.float64)
+
+
 _NO_STREAM = np.empty(0, np.float64) if AVAILABLE else None
 _NO_TURNS = np.empty((0, 3), np.int64) if AVAILABLE else None
 _NO_MAST_W = np.empty((0, 0), np.float64) if AVAILABLE else None
@@ -631,7 +638,7 @@ class FastKernel:
             state.to_move,
             np.array(state.done, np.bool_),
             *tables_of(state.geometry),
-            policy.epsilon,
+            epsilon_array(policy),
             policy.samples,
             policy.split_code,
             seat_array(policy.seat_splits),
@@ -654,7 +661,7 @@ class FastKernel:
         turns = np.empty((4 * (len(owner) + 2), 3), np.int64)
         out, played, finished = _scores(
             owner, sheep, state.to_move, np.array(state.done, np.bool_),
-            *tables_of(state.geometry), policy.epsilon, policy.samples, policy.split_code,
+            *tables_of(state.geometry), epsilon_array(policy), policy.samples, policy.split_code,
             seat_array(policy.seat_splits), policy.cutoff, 0, np.array(stream, np.float64),
             turns, _NO_MAST_W, _NO_MAST_N, np.full(5, -1, np.int64), False,
         )  # fmt: skip

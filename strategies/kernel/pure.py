@@ -77,9 +77,8 @@ def play(
     first = board.first
     rays = board.rays
     done = list(done_in)
-    epsilon, samples, mode = policy.epsilon, policy.samples, policy.splits
+    epsilons, samples, mode = policy.epsilons, policy.samples, policy.splits
     seat_splits = policy.seat_splits
-    uniform = epsilon >= 1.0
     cutoff = policy.cutoff
     p = to_move
     idle = 0
@@ -91,7 +90,8 @@ def play(
         stacks = live[p]
         slide = -1
         if not done[p] and stacks:
-            if uniform or rand() < epsilon:
+            epsilon = epsilons[p]
+            if epsilon >= 1.0 or rand() < epsilon:
                 # One draw here (the common case), the rest in draw_slide.
                 pick = int(rand() * (len(stacks) << 3))
                 slide = 8 * stacks[pick >> 3] + (pick & 7)

@@ -56,6 +56,7 @@ from strategies.kernel.fast import (
     _pair,
     _rule_split,
     _scores,
+    epsilon_array,
     jit,
     seat_array,
     tables_of,
@@ -482,7 +483,7 @@ def _learn_cells(
 @jit
 def _run(
     root_owner: Any, root_sheep: Any, root_done: Any, tables: Any, config: Any, ints: Any,
-    seat_rules: Any, seat_splits: Any, partner: Any, points_table: Any,
+    seat_rules: Any, seat_splits: Any, seat_eps: Any, partner: Any, points_table: Any,
     node_i: Any, node_n: Any, edge_i: Any, edge_f: Any, edge_n: Any, split_i: Any,
     split_w: Any, counts: Any, rng: Any, iterations: int, stream: Any, turns: Any,
     mast_w: Any, mast_n: Any,
@@ -490,7 +491,7 @@ def _run(
     """Up to ``iterations`` iterations from node 0; the number done (fewer when the
     arrays might not hold the next one). ``config``: c_puct, fpu (both at ``me``'s
     nodes), c_split, pw_c, pw_alpha, temperature (the priors' at ``me``'s nodes), margin,
-    paranoia, epsilon, MAST visits, fpu and c_puct at the other seats' nodes, the split
+    paranoia, MAST visits, fpu and c_puct at the other seats' nodes, the split
     value share (``_select_edge``), the priors' temperature at the other seats' nodes,
     then the priors' key weights at ``me``'s nodes and at the others'
     (``MctsParams.prior_weights_at``);
@@ -505,11 +506,11 @@ def _run(
     visits, by the tree policy (``_select_edge``)."""
     c_puct, fpu, c_split = config[0], config[1], config[2]
     pw_c, pw_alpha, temperature = config[3], config[4], config[5]
-    margin, paranoia, epsilon, mast_visits = config[6], config[7], config[8], config[9]
-    fpu_other, c_other, split_value = config[10], config[11], config[12]
-    temperature_other = config[13]
-    terms = (config.shape[0] - 14) // 2
-    weights, weights_other = config[14 : 14 + terms], config[14 + terms :]
+    margin, paranoia, mast_visits = config[6], config[7], config[8]
+    fpu_other, c_other, split_value = config[9], config[10], config[11]
+    temperature_other = config[12]
+    terms = (config.shape[0] - 13) // 2
+    weights, weights_other = config[13 : 13 + terms], config[13 + terms :]
     pw_base, depth_cap, samples, splits = ints[0], ints[1], ints[2], ints[3]
     cutoff, me, widest, forced = ints[4], ints[5], ints[6], ints[FORCED]
     own = ints[NST_OWN] != 0
@@ -608,7 +609,7 @@ def _run(
                         _moved(last, path_mover[i], edge_i[path_edge[i], E_DST])
             score, played, _ = _scores(
                 owner[:n], sheep, to_move, root_done, first, ray_off, ray_cells, nb_off,
-                nb_cells, cells, pw, ar_off, ar_cells, epsilon, samples, splits, seat_splits,
+                nb_cells, cells, pw, ar_off, ar_cells, seat_eps, samples, splits, seat_splits,
                 cutoff, np.int64(z >> np.uint64(1)), stream, turns,  # type: ignore[arg-type]
                 mast_w, mast_n, last, own,
             )  # fmt: skip
@@ -680,10 +681,9 @@ class CompiledTree:
         self.config = np.array(
             [
                 params.c_puct, params.fpu, params.c_split, params.pw_c, params.pw_alpha,
-                params.prior_temperature, params.margin, params.paranoia, policy.epsilon,
-                params.mast_visits, params.fpu_other, params.other_c_puct,
-                params.split_value, params.other_prior_temperature, *params.prior_weights,
-                *params.other_prior_weights,
+                params.prior_temperature, params.margin, params.paranoia, params.mast_visits,
+                params.fpu_other, params.other_c_puct, params.split_value,
+                params.other_prior_temperature, *params.prior_weights, *params.other_prior_weights,
             ],
             np.float64,
         )  # fmt: skip
@@ -699,6 +699,7 @@ class CompiledTree:
         for seat, name in split_rules.items():
             self.seat_rules[seat] = SPLIT_RULES.index(name)
         self.seat_splits = seat_array(policy.seat_splits)
+        self.seat_eps = epsilon_array(policy)
         self.partner = np.array([0] + [setting.partner(s) or 0 for s in (1, 2, 3, 4)], np.int64)
         self.points = np.array(PLACE_POINTS, np.float64)
         # Room for a 3 s search, allocated but not touched: the pages are the
@@ -717,7 +718,7 @@ class CompiledTree:
         self.rng = np.array([seed & (2**64 - 1)], np.uint64)
         self.stream = np.empty(0, np.float64)
         cells = len(state.owner)
-        mast = params.mast and policy.epsilon < 1.0
+        mast = params.mast and min(policy.epsilons[1:]) < 1.0
         self.turns = np.empty((4 * (cells + 2) if mast else 0, 3), np.int64)
         # With ``nst`` each row holds the cells' values, then every pair's (``_nst_value``).
         width = cells + cells * cells if params.nst else cells
@@ -756,7 +757,7 @@ class CompiledTree:
         were full: ``grow`` them and go on."""
         done = _run(
             self.root_owner, self.root_sheep, self.root_done, self.tables, self.config,
-            self.ints, self.seat_rules, self.seat_splits, self.partner, self.points,
+            self.ints, self.seat_rules, self.seat_splits, self.seat_eps, self.partner, self.points,
             self.node_i, self.node_n, self.edge_i, self.edge_f, self.edge_n, self.split_i,
             self.split_w, self.counts, self.rng, iterations, self.stream, self.turns,
             self.mast_w, self.mast_n,
