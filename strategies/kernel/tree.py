@@ -498,7 +498,8 @@ def _run(
     ``ints``: pw_base, depth cap, samples, the playouts' split mode
     (``PlayoutPolicy.split_code``), cutoff, me, the widest expansion, the root slide
     every iteration takes (``FORCED``; -1: the tree policy's choice), the pairs'
-    context (``NST_OWN``);
+    context (``NST_OWN``); ``seat_eps``: each seat's random share in the playouts
+    (``PlayoutPolicy.epsilons``);
     ``counts``: nodes, edges, splits, the deepest path, nodes expanded. ``mast_w`` and
     ``mast_n`` not empty (then ``turns`` has room for a playout): each seat's reward sum
     and count per cell it took in an iteration, in the tree and in the playout, learned
