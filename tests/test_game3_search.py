@@ -556,22 +556,42 @@ def test_a_stopped_budget_still_gets_a_legal_move_from_the_game_3_search(hidden:
     assert budget.info["iterations"] == 0
 
 
+class ForcedMoves(HybridStrategy):
+    """The hybrid strategy, noting for each move whether it had a single move to play
+    (one stack of 2 with one slide): that move is played at once, without a search."""
+
+    def __init__(self, params: dict[str, object]) -> None:
+        super().__init__(params)
+        self.forced: list[bool] = []
+
+    def move(self, state: GameState, budget: Budget) -> Move | None:
+        slides = state.slides()
+        self.forced.append(len(slides) == 1 and state.sheep[slides[0][0]] == 2)
+        return super().move(state, budget)
+
+
 def test_a_game_3_selfplay_game_has_no_illegal_moves_and_searches_every_move() -> None:
+    """Each search stops at its iteration count, long before a clock that no load on a
+    shared host reaches: every move of the measured seat after the placement that had a
+    choice reports the iterations it ran, whatever else the machine is doing. (The
+    deadline itself is tested with stopped budgets, which cannot depend on the load.)"""
+    count: dict[str, object] = {"max_iterations": 60, "placement_time_fraction": 0.0}
+    measured = ForcedMoves({"seed": 1} | count)
     players = [
-        make_strategy("hybrid", {"seed": 1}),
-        make_strategy("uct", {"seed": 2}),
-        make_strategy("hybrid", {"hidden": "uniform", "seed": 3}),
-        make_strategy("hybrid", {"hidden": "belief", "seed": 4}),
+        measured,
+        make_strategy("uct", {"seed": 2, "max_iterations": 60}),
+        make_strategy("hybrid", {"hidden": "uniform", "seed": 3} | count),
+        make_strategy("hybrid", {"hidden": "belief", "seed": 4} | count),
     ]
-    game = play_local(3, 77, players, 0.1)
-    # Lateness is the machine's (a shared one here): the deadline itself is tested
-    # with stopped budgets, which cannot depend on the load. So is how many iterations
-    # a 0.1 s search gets (none, on a host whose cores other jobs hold): every move
-    # reports its search, and the game's searches together iterated.
+    game = play_local(3, 77, players, 60.0)
     assert [s.illegal for s in game.record.stats] == [0, 0, 0, 0]
-    searched = [f["iterations"] for f in game.figures[0] if "iterations" in f]
-    assert len(searched) >= 5
-    assert sum(searched) > 0
+    assert [s.late for s in game.record.stats] == [0, 0, 0, 0]
+    moves = game.figures[0]
+    assert len(moves) == len(measured.forced) >= 5
+    for figures, forced in zip(moves, measured.forced, strict=True):
+        assert ("iterations" in figures) != forced, moves
+    searched = [f["iterations"] for f in moves if "iterations" in f and "solve_depth" not in f]
+    assert searched and all(0 < n <= 60 for n in searched), moves
 
 
 @pytest.mark.parametrize(("splits", "trust"), [("half", 0.5), ("one", 0.5), ("one", 0.0)])
