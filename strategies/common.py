@@ -76,6 +76,12 @@ def paranoid_rewards(
 # ------------------------------------------------------------------- local geometry
 
 
+def only_move(state: GameState, slides: Sequence[tuple[int, int, int]]) -> bool:
+    """Whether ``slides`` (``state.slides()``) leave a single legal move: one slide of a
+    stack of 2, which splits off 1. Nothing to search; the strategies play it at once."""
+    return len(slides) == 1 and state.sheep[slides[0][0]] == 2
+
+
 def area_split(state: GameState, cell: int, dst: int) -> int:
     """A split guess: sheep in proportion to the room around the destination versus
     the room left around the source (both counted after the slide)."""

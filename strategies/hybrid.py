@@ -58,7 +58,14 @@ from state.observe import Action, IngestReport
 from state.settings import GameSetting
 from strategies.alphabeta import AlphaBeta
 from strategies.base import Budget, Strategy, StrategyParams, listed
-from strategies.common import EvalWeights, area_split, determinize, score_rewards, slide_key
+from strategies.common import (
+    EvalWeights,
+    area_split,
+    determinize,
+    only_move,
+    score_rewards,
+    slide_key,
+)
 from strategies.kernel import PlayoutPolicy, ready_kernel, warm_up
 from strategies.mcts import Mcts, MctsParams, in_turn
 from strategies.mcts_tree import softmax
@@ -534,10 +541,9 @@ class HybridStrategy(Strategy):
         if not slides:
             return None
         # A legal move at once: the best slide by the cheap key.
-        sheep = work.sheep
         quick = max(slides, key=lambda s: slide_key(work, s[0], s[2], area_split(work, s[0], s[2])))
         budget.offer_move(Move.from_search((*quick, area_split(work, quick[0], quick[2]))))
-        if len(slides) == 1 and sheep[slides[0][0]] == 2:
+        if only_move(work, slides):
             return budget.best_move
         span = max(0.0, budget.remaining() - FINISH) * p.time_fraction
         stop_at = start + span

@@ -17,6 +17,7 @@ from state.game import UNKNOWN, GameState, Move
 from state.observe import IngestReport, ingest, placement_report, state_from_observation
 from state.settings import SETTINGS
 from strategies.base import Budget
+from strategies.common import only_move
 from strategies.hybrid import ADAPTIVE_SPLITS, HybridStrategy, split_prior
 from strategies.kernel import fast_available, wait_warm
 from strategies.mcts import Mcts, MctsParams, in_turn
@@ -565,8 +566,7 @@ class ForcedMoves(HybridStrategy):
         self.forced: list[bool] = []
 
     def move(self, state: GameState, budget: Budget) -> Move | None:
-        slides = state.slides()
-        self.forced.append(len(slides) == 1 and state.sheep[slides[0][0]] == 2)
+        self.forced.append(only_move(state, state.slides()))
         return super().move(state, budget)
 
 
@@ -615,7 +615,7 @@ def test_endgame_trust_starts_the_solver_against_half_splitters_only(
         strategy.belief = belief
         world = belief.mean_world(view)
         slides = world.slides()
-        if not strategy._endgame(world) or (len(slides) == 1 and world.sheep[slides[0][0]] == 2):
+        if not strategy._endgame(world) or only_move(world, slides):
             return  # not the solver's position, or a forced move played at once
         others = any(world.slides(seat) for seat in belief.seats)
         budget = Budget.seconds(30)
