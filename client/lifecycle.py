@@ -16,6 +16,7 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 from client.errors import ConnectionFailed
@@ -25,6 +26,21 @@ from protocol.messages import ClientMessage, ServerMessage
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class LinkOptions:
+    """What the options of every transport share: the team, and how long and how often
+    to (re)connect. ``tcp.ConnectOptions``, ``ws.WsOptions`` and ``mqtt.MqttOptions``
+    add where to connect."""
+
+    team: int = 1
+    connect_for: float = 60.0
+    """Seconds to keep trying before the first connection."""
+    reconnect_for: float = 30.0
+    """Seconds to keep trying after a connection is lost."""
+    backoff_first: float = 0.05
+    backoff_max: float = 1.0
 
 
 class ConnectionLost(Exception):
@@ -114,12 +130,12 @@ async def retry_connect(
     where: str,
     give_up_at: float,
     rng: random.Random,
-    backoff_first: float = 0.05,
-    backoff_max: float = 1.0,
+    options: LinkOptions,
     retry_on: tuple[type[BaseException], ...] = (OSError, TimeoutError),
 ) -> T:
-    """``await open_once(timeout)`` until it succeeds or ``give_up_at`` (monotonic) passes."""
-    backoff = Backoff(backoff_first, backoff_max, rng)
+    """``await open_once(timeout)`` until it succeeds or ``give_up_at`` (monotonic) passes,
+    the waits between tries by ``options``' backoff."""
+    backoff = Backoff(options.backoff_first, options.backoff_max, rng)
     attempts = 0
     while True:
         attempts += 1
@@ -143,17 +159,18 @@ async def retry_connect(
 async def play_reconnecting(
     session: GameSession,
     run_connection: Callable[[float, Progress], Awaitable[None]],
-    connect_for: float,
-    reconnect_for: float,
+    options: LinkOptions,
 ) -> GameSummary:
     """Play one game over as many connections as needed; the summary at game over.
 
     ``run_connection(give_up_at, progress)`` connects (retrying until
     ``give_up_at``), serves until the session is finished, and closes; it raises
     ``ConnectionLost`` when the link goes and ``ConnectionFailed`` when it
-    cannot connect in time. The session is closed on the way out.
+    cannot connect in time (``options.connect_for`` for the first connection,
+    ``options.reconnect_for`` after one that made progress). The session is closed on
+    the way out.
     """
-    give_up_at = time.monotonic() + connect_for
+    give_up_at = time.monotonic() + options.connect_for
     try:
         while True:
             progress = Progress()
@@ -162,7 +179,7 @@ async def play_reconnecting(
             except ConnectionLost as lost:
                 if progress.messages:
                     # Made progress on this connection: a fresh window from the loss.
-                    give_up_at = time.monotonic() + reconnect_for
+                    give_up_at = time.monotonic() + options.reconnect_for
                 elif time.monotonic() >= give_up_at:
                     # Connected, but nothing came in time: a server that accepts and
                     # stays silent must not keep the client forever.

@@ -34,7 +34,14 @@ from dataclasses import dataclass
 import aiomqtt
 
 from client.errors import ConnectionFailed, ServerDataError
-from client.lifecycle import ConnectionLost, Progress, answer, play_reconnecting, retry_connect
+from client.lifecycle import (
+    ConnectionLost,
+    LinkOptions,
+    Progress,
+    answer,
+    play_reconnecting,
+    retry_connect,
+)
 from client.session import GameSession, GameSummary
 from protocol import ProtocolError
 from protocol.endpoints import Endpoint, parse_endpoint, to_player_topic, to_server_topic
@@ -68,14 +75,9 @@ UNVERIFIED_ANSWERS = 4
 
 
 @dataclass(frozen=True, slots=True)
-class MqttOptions:
+class MqttOptions(LinkOptions):
     url: str = "mqtt://127.0.0.1:1883/local"
-    team: int = 1
     token: str | None = None
-    connect_for: float = 60.0
-    reconnect_for: float = 30.0
-    backoff_first: float = 0.05
-    backoff_max: float = 1.0
     keepalive: int = 10
     """Seconds; the broker publishes the will after 1.5 times this without a word."""
 
@@ -140,9 +142,7 @@ async def play_mqtt(
                 answered_once = True
             raise ConnectionLost(f"broker connection lost: {exc}") from None
 
-    return await play_reconnecting(
-        session, run_connection, options.connect_for, options.reconnect_for
-    )
+    return await play_reconnecting(session, run_connection, options)
 
 
 async def _connect(
@@ -166,9 +166,7 @@ async def _connect(
         except aiomqtt.MqttError as exc:
             raise OSError(str(exc)) from None
 
-    return await retry_connect(
-        open_once, where, give_up_at, rng, options.backoff_first, options.backoff_max
-    )
+    return await retry_connect(open_once, where, give_up_at, rng, options)
 
 
 class _Link:

@@ -23,6 +23,7 @@ from client.errors import ServerDataError
 from client.lifecycle import (
     SILENCE_SLACK,
     ConnectionLost,
+    LinkOptions,
     Progress,
     Silence,
     answer,
@@ -39,16 +40,9 @@ READ_SIZE = 1 << 16
 
 
 @dataclass(frozen=True, slots=True)
-class ConnectOptions:
+class ConnectOptions(LinkOptions):
     host: str = "127.0.0.1"
     port: int = 8887
-    team: int = 1
-    connect_for: float = 60.0
-    """Seconds to keep trying before the first connection."""
-    reconnect_for: float = 30.0
-    """Seconds to keep trying after a connection is lost."""
-    backoff_first: float = 0.05
-    backoff_max: float = 1.0
     silence_slack: float = SILENCE_SLACK
     """Seconds of server silence allowed beyond the time limits (``lifecycle.Silence``)."""
 
@@ -68,8 +62,7 @@ async def connect(
         f"{options.host}:{options.port}",
         give_up_at,
         rng,
-        options.backoff_first,
-        options.backoff_max,
+        options,
     )
     sock = writer.get_extra_info("socket")
     if sock is not None:
@@ -99,9 +92,7 @@ async def play_tcp(
             with contextlib.suppress(OSError, ConnectionError):
                 await writer.wait_closed()
 
-    return await play_reconnecting(
-        session, run_connection, options.connect_for, options.reconnect_for
-    )
+    return await play_reconnecting(session, run_connection, options)
 
 
 async def _serve(

@@ -18,7 +18,14 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from client.errors import ConnectionFailed, ServerDataError
-from client.lifecycle import ConnectionLost, Progress, answer, play_reconnecting, retry_connect
+from client.lifecycle import (
+    ConnectionLost,
+    LinkOptions,
+    Progress,
+    answer,
+    play_reconnecting,
+    retry_connect,
+)
 from client.session import GameSession, GameSummary
 from protocol import ProtocolError
 from protocol.messages import ClientMessage, ServerMessage
@@ -28,14 +35,9 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
-class WsOptions:
+class WsOptions(LinkOptions):
     url: str = "ws://127.0.0.1:8765/"
-    team: int = 1
     token: str | None = None
-    connect_for: float = 60.0
-    reconnect_for: float = 30.0
-    backoff_first: float = 0.05
-    backoff_max: float = 1.0
 
 
 async def play_ws(
@@ -68,15 +70,12 @@ async def play_ws(
             options.url,
             give_up_at,
             chosen,
-            options.backoff_first,
-            options.backoff_max,
+            options,
         )
         async with connected as ws:  # closes the connection however serving ends
             await _serve(session, options, ws, progress)
 
-    return await play_reconnecting(
-        session, run_connection, options.connect_for, options.reconnect_for
-    )
+    return await play_reconnecting(session, run_connection, options)
 
 
 async def _serve(
