@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Sequence
 
 from state.game import GameState
-from state.geometry import DIRECTION_KEYS, FREE
+from state.geometry import DIRECTION_KEYS
 from strategies.common import KEY_WEIGHTS, area_split, slide_key, split_candidates
 from strategies.opponents import SplitRule
 
@@ -151,25 +151,19 @@ def expand_open(
 ) -> None:
     """Edges of another seat whose counts are hidden: every slide of every stack not
     known to hold one sheep, whether or not it can move in this world."""
-    owner = state.owner
     sheep = state.sheep
-    rays = state.geometry.rays
     edges: list[Edge] = []
     keys: list[float] = []
     for cell in state.stacks[state.to_move]:
         if cell in never:
             continue
-        for k, ray in enumerate(rays[cell]):
-            dst = -1
-            for c in ray:
-                if owner[c] != FREE:
-                    break
-                dst = c
+        for direction in DIRECTION_KEYS:
+            dst = state.destination(cell, direction)
             if dst < 0:
                 continue
             movable = sheep[cell] >= 2
             area = area_split(state, cell, dst) if movable else 1
-            edges.append(Edge(cell, DIRECTION_KEYS[k], dst, 0, area))
+            edges.append(Edge(cell, direction, dst, 0, area))
             # A slide this world does not allow still needs a prior: a low one.
             keys.append(slide_key(state, cell, dst, area, weights) if movable else -3.0)
     for e, pr in zip(edges, softmax(keys, prior_temperature), strict=True):
