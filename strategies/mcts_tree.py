@@ -157,11 +157,11 @@ def expand_open(
     for cell in state.stacks[state.to_move]:
         if cell in never:
             continue
+        movable = sheep[cell] >= 2
         for direction in DIRECTION_KEYS:
             dst = state.destination(cell, direction)
             if dst < 0:
                 continue
-            movable = sheep[cell] >= 2
             area = area_split(state, cell, dst) if movable else 1
             edges.append(Edge(cell, direction, dst, 0, area))
             # A slide this world does not allow still needs a prior: a low one.
